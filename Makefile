@@ -1,0 +1,77 @@
+# anima — `make help` lists the targets.
+PYTHON  ?= python3
+VENV    ?= .venv
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib/anima
+MANDIR  ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: help demo test lint bench man completions install uninstall clean tools
+
+help: ## Show this list of targets.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+tools: ## Install the system tools the tests use (groff for man-page lint).
+	@command -v groff >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq groff-base >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq groff-base >/dev/null; fi; }
+
+demo: $(STAMP) ## Run the whole loop on a throwaway home with the offline backend.
+	PATH="$(CURDIR)/$(BIN):$$PATH" bin/anima-demo
+
+test: $(STAMP) tools ## Install into .venv and run the test suite.
+	$(BIN)/pytest -q
+
+lint: $(STAMP) tools ## Lint the code (ruff) and the man pages (groff).
+	$(BIN)/ruff check anima tests bench
+	for page in man/*.[15]; do groff -man -ww -z $$page || exit 1; done
+
+bench: $(STAMP) ## Measure speed against references taken in the same run.
+	$(BIN)/python bench/run.py
+
+man: $(STAMP) tools ## Check the man pages and show anima(1).
+	for page in man/*.[15]; do groff -man -ww -z $$page || exit 1; done
+	@MANPAGER=cat man -l man/anima.1 | head -20
+
+completions: $(STAMP) ## Regenerate completions/ for bash, zsh and fish.
+	_ANIMA_COMPLETE=bash_source $(BIN)/anima > completions/anima.bash
+	_ANIMA_COMPLETE=zsh_source $(BIN)/anima > completions/_anima
+	_ANIMA_COMPLETE=fish_source $(BIN)/anima > completions/anima.fish
+
+install: ## Install anima (a private venv in LIBDIR), man pages and completions under DESTDIR/PREFIX.
+	rm -rf "$(DESTDIR)$(LIBDIR)"
+	$(PYTHON) -m venv "$(DESTDIR)$(LIBDIR)"
+	"$(DESTDIR)$(LIBDIR)/bin/python" -m pip install --quiet .
+	install -d "$(DESTDIR)$(BINDIR)"
+	printf '#!/bin/sh\nexec "%s/bin/python" -m anima "$$@"\n' "$(LIBDIR)" > "$(DESTDIR)$(BINDIR)/anima"
+	chmod 0755 "$(DESTDIR)$(BINDIR)/anima"
+	install -d "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5"
+	install -m 0644 man/*.1 "$(DESTDIR)$(MANDIR)/man1/"
+	install -m 0644 man/*.5 "$(DESTDIR)$(MANDIR)/man5/"
+	install -d "$(DESTDIR)$(BASHCOMPDIR)" "$(DESTDIR)$(ZSHCOMPDIR)" "$(DESTDIR)$(FISHCOMPDIR)"
+	install -m 0644 completions/anima.bash "$(DESTDIR)$(BASHCOMPDIR)/anima"
+	install -m 0644 completions/_anima "$(DESTDIR)$(ZSHCOMPDIR)/_anima"
+	install -m 0644 completions/anima.fish "$(DESTDIR)$(FISHCOMPDIR)/anima.fish"
+	install -m 0755 bin/anima-crontab "$(DESTDIR)$(BINDIR)/anima-crontab"
+
+uninstall: ## Remove what `make install` put under DESTDIR/PREFIX.
+	rm -rf "$(DESTDIR)$(LIBDIR)"
+	rm -f "$(DESTDIR)$(BINDIR)/anima" "$(DESTDIR)$(BINDIR)/anima-crontab"
+	rm -f $(patsubst man/%,"$(DESTDIR)$(MANDIR)/man1/%",$(wildcard man/*.1))
+	rm -f $(patsubst man/%,"$(DESTDIR)$(MANDIR)/man5/%",$(wildcard man/*.5))
+	rm -f "$(DESTDIR)$(BASHCOMPDIR)/anima" "$(DESTDIR)$(ZSHCOMPDIR)/_anima" "$(DESTDIR)$(FISHCOMPDIR)/anima.fish"
+
+clean: ## Remove the virtualenv and caches.
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

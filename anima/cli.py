@@ -1,0 +1,90 @@
+"""The `anima` command: the root group and a lazy map of subcommands, nothing more.
+
+A subcommand's module is imported only when that subcommand runs, so `anima prompt` never
+pays for what `anima recall` needs. The one-line help for `anima --help` is kept here for
+the same reason.
+"""
+
+import importlib
+import os
+import sys
+
+import click
+
+from anima import __version__
+from anima.errors import AnimaError, SOFTWARE
+
+# name -> (module:attribute, one-line help)
+COMMANDS = {
+    "init": ("anima.commands.init:cli", "Lay out the home: directories, config.toml, six starter blocks."),
+    "config": ("anima.commands.config:cli", "Get, set and list settings in config.toml."),
+    "self": ("anima.commands.self_:cli", "Read and change the six self blocks; every version is kept."),
+    "prompt": ("anima.commands.prompt:cli", "Print the system-prompt injection for this turn."),
+}
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class AnimaGroup(click.Group):
+    """Turns anima's errors into one line on stderr and the documented exit status."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except AnimaError as e:
+            if os.environ.get("ANIMA_DEBUG") == "1":
+                raise
+            fail(str(e), e.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt, BrokenPipeError):
+            raise
+        except Exception as e:
+            if os.environ.get("ANIMA_DEBUG") == "1":
+                raise
+            fail(f"internal error: {type(e).__name__}: {e} (ANIMA_DEBUG=1 shows the traceback)", SOFTWARE)
+
+
+def fail(message: str, code: int):
+    click.echo(f"anima: {' '.join(message.split(chr(10)))}", err=True)
+    sys.exit(code)
+
+
+class LazyGroup(AnimaGroup):
+    def __init__(self, *args, lazy: dict, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy:
+            module, attr = self.lazy[name][0].split(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, self.lazy[name][1]) for name in self.list_commands(ctx) if name in self.lazy]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
+@click.option("--home", metavar="DIR", envvar="ANIMA_HOME", show_envvar=True,
+              type=click.Path(file_okay=False), help="The anima home.  [default: ~/.anima]")
+@click.version_option(__version__, "--version", prog_name="anima", message="%(prog)s %(version)s")
+@click.pass_context
+def cli(ctx, home):
+    """anima: a persistent first-person self for an LLM agent, kept in plain files.
+
+    Every command reads and writes files under the home; `anima prompt` prints what a host
+    puts into its system prompt each turn. See anima(1) and anima(5).
+    """
+    from anima.home import Home, default_root
+
+    os.umask(0o077)  # everything anima creates is the user's alone: dirs 0700, files 0600
+    ctx.obj = Home(home or default_root())
+
+
+def main():
+    cli(prog_name="anima")

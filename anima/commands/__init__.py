@@ -1,0 +1,1 @@
+"""The thin command layer: parse arguments, call the domain, format output."""

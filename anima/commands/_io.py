@@ -1,0 +1,46 @@
+"""Input and output helpers shared by the commands."""
+
+import json
+import sys
+
+import click
+
+from anima import fs
+from anima.errors import UsageError
+
+
+def read_input(file: str | None, limit: int, what: str) -> str:
+    """Content from --file F (`-` is stdin) or piped stdin, read at most `limit` bytes.
+
+    A command that needs content but got a terminal on stdin is a usage error: it would
+    otherwise sit waiting for input nobody means to type.
+    """
+    if file is None or file == "-":
+        stream = click.get_binary_stream("stdin")
+        if file is None and stream.isatty():
+            raise UsageError(f"{what}: give the text on stdin or with --file F")
+        return fs.decode(fs.read_limited(stream, limit, "stdin"), "stdin")
+    try:
+        with open(file, "rb") as f:
+            return fs.decode(fs.read_limited(f, limit, file), file)
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        raise UsageError(f"{file}: {e.strerror}") from None
+
+
+def out(text: str) -> None:
+    """Write data to stdout as UTF-8 bytes, whatever the locale says."""
+    stream = click.get_binary_stream("stdout")
+    stream.write(text.encode("utf-8"))
+    stream.flush()
+
+
+def out_json(obj) -> None:
+    out(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def warn(message: str) -> None:
+    click.echo(f"anima: {message}", err=True)
+
+
+def json_option(help_text: str = "Print JSON instead of text."):
+    return click.option("--json", "as_json", is_flag=True, help=help_text)

@@ -1,0 +1,22 @@
+import click
+
+from anima.commands._io import warn
+
+
+@click.command()
+@click.option("--lang", type=click.Choice(["zh", "en"]),
+              help="Language of the config and starter blocks.  [default: ANIMA_LANG, else the locale, else en]")
+@click.pass_obj
+def cli(home, lang):
+    """Lay out the home: directories, config.toml and six starter blocks.
+
+    Idempotent: what exists is never overwritten, so running it again only fills in what is
+    missing. Directories are created 0700 and files 0600.
+    """
+    from anima.initialise import init
+
+    lang, written = init(home, lang)
+    if written:
+        warn(f"initialised {home.root} ({lang}): {len(written)} files written")
+    else:
+        warn(f"{home.root} is already initialised; nothing changed")

@@ -1,0 +1,44 @@
+import os
+
+import click
+
+from anima.commands._io import out, warn
+from anima.errors import UsageError
+
+
+def _sections(value: str | None) -> list[str] | None:
+    from anima.config import SECTION_NAMES
+
+    if value is None:
+        return None
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    bad = [n for n in names if n not in SECTION_NAMES]
+    if bad or not names:
+        raise UsageError(f"--sections: unknown section {bad[0]!r}" if bad else "--sections: empty list"
+                         + f"; sections: {', '.join(SECTION_NAMES)}")
+    return names
+
+
+@click.command()
+@click.option("--cwd", metavar="DIR", type=click.Path(exists=True, file_okay=False),
+              help="Directory whose AGENTS.md is the project context.  [default: the current directory]")
+@click.option("--lang", type=click.Choice(["zh", "en"]), help="Language of headings and frames.  [default: core.lang]")
+@click.option("--stats", is_flag=True, help="Write SECTION, used and limit characters per section to stderr.")
+@click.option("--sections", metavar="LIST", help="Comma-separated sections to print (in their fixed order).  "
+              "[default: prompt.sections]")
+@click.pass_obj
+def cli(home, cwd, lang, stats, sections):
+    """Print the text a host puts into its system prompt, every turn.
+
+    Sections, in this order: self, notes, profile, conclusions, habits, project. Each has
+    its heading outside a ```md fence and its body inside. The output depends only on the
+    files, config and flags, byte for byte, and is cached until one of them changes.
+    """
+    from anima import prompt
+
+    result = prompt.build(home, cwd or os.getcwd(), lang, _sections(sections))
+    for message in result.warnings:
+        warn(message)
+    out(result.text)
+    if stats:
+        click.echo(prompt.format_stats(result.stats), err=True, nl=False)

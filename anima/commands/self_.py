@@ -1,0 +1,106 @@
+import click
+
+from anima.commands._io import json_option, out, out_json, read_input, warn
+from anima.errors import NotFound
+
+
+def _block_json(block) -> dict:
+    return {"key": block.key, "title": block.title, "locked": block.locked, "updated": block.updated,
+            "chars": block.chars, "body": block.body}
+
+
+@click.group()
+def cli():
+    """Read and change the six self blocks: who the agent is.
+
+    Keys, in order: existence_anchor (locked), self_model, personality_baseline, direction,
+    metacognition, autobiography_summary. Every previous version of a block is kept under
+    self/blocks/.history/KEY/.
+    """
+
+
+@cli.command("get")
+@click.argument("key", required=False)
+@json_option("Print JSON: one object for KEY, else a list of all blocks.")
+@click.pass_obj
+def get(home, key, as_json):
+    """Print all blocks as Markdown with headings, or the body of KEY."""
+    from anima import blocks
+
+    if key is not None:
+        block = blocks.read(home.blocks, blocks.check_key(key))
+        if block is None:
+            raise NotFound(f"{key}: no such block yet; `anima init` writes the starter blocks")
+        out_json(_block_json(block)) if as_json else out(block.body + "\n")
+        return
+    found = blocks.read_all(home.blocks)
+    if as_json:
+        out_json([_block_json(b) for b in found])
+        return
+    if not found:
+        raise NotFound(f"no self blocks in {home.blocks}; run `anima init`")
+    out("\n".join(f"# {b.title} ({b.key})\n\n{b.body}\n" for b in found))
+
+
+@cli.command("set")
+@click.argument("key")
+@click.option("--force", is_flag=True, help="Change a locked block (existence_anchor).")
+@click.option("--file", "file", metavar="F", help="Read the new body from F (`-` is stdin).  [default: stdin]")
+@click.pass_obj
+def set_(home, key, force, file):
+    """Replace the body of KEY with the text on stdin (or --file F).
+
+    Refused with exit 77, nothing written: an unknown or path-like key, a locked block
+    without --force, an empty body, a body over self.block_max_chars. The previous
+    version is kept; an unchanged body writes nothing.
+    """
+    from anima import blocks, config
+
+    blocks.check_key(key)
+    cfg = config.load(home.config)
+    cap = cfg["self.block_max_chars"]
+    body = read_input(file, cap * 4 + 4096, f"self set {key}")
+    try:
+        blocks.write(home.blocks, key, body, force=force, max_chars=cap, lang=cfg["core.lang"])
+    except blocks.Unchanged:
+        warn(f"{key}: unchanged")
+
+
+@cli.command("log")
+@click.argument("key")
+@json_option("Print NDJSON, one revision per line.")
+@click.pass_obj
+def log(home, key, as_json):
+    """List the previous versions of KEY, newest first: REV, updated, characters, first line."""
+    from anima import blocks
+
+    blocks.check_key(key)
+    for rev in reversed(blocks.revisions(home.blocks, key)):
+        block = blocks.read_revision(home.blocks, key, rev)
+        if as_json:
+            out_json({"rev": rev, **_block_json(block)})
+        else:
+            first = block.body.split("\n", 1)[0]
+            out(f"{rev}\t{block.updated}\t{block.chars}\t{first}\n")
+
+
+@cli.command("revert")
+@click.argument("key")
+@click.argument("rev", type=int)
+@click.option("--force", is_flag=True, help="Change a locked block (existence_anchor).")
+@click.pass_obj
+def revert(home, key, rev, force):
+    """Make revision REV of KEY the current body again.
+
+    The current version is kept in history first, so a revert can itself be reverted.
+    """
+    from anima import blocks, config
+
+    blocks.check_key(key)
+    cfg = config.load(home.config)
+    old = blocks.read_revision(home.blocks, key, rev)
+    try:
+        blocks.write(home.blocks, key, old.body, force=force, max_chars=cfg["self.block_max_chars"],
+                     lang=cfg["core.lang"])
+    except blocks.Unchanged:
+        warn(f"{key}: revision {rev} is the current body; nothing changed")

@@ -1,0 +1,220 @@
+"""config.toml: the schema of every setting, loading, validation and style-keeping writes.
+
+Precedence: command-line flag > ANIMA_* environment variable > config.toml > default.
+A file that does not parse or holds an invalid value is an error naming the file and key;
+it is never "repaired" by writing defaults over it.
+"""
+
+import json
+import os
+import textwrap
+from dataclasses import dataclass, field
+
+from anima import fs
+from anima.errors import ConfigError, UsageError
+
+SECTION_NAMES = ("self", "notes", "profile", "conclusions", "habits", "project")
+LANGS = ("zh", "en")
+
+
+@dataclass(frozen=True)
+class Setting:
+    default: object
+    help: str
+    kind: str  # int | bool | choice | list | filename
+    low: int = 0
+    high: int = 0
+    choices: tuple = field(default=())
+
+    def check(self, value, key: str):
+        """Return `value` if valid for this setting, else raise ConfigError saying why."""
+        if self.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int) or not self.low <= value <= self.high:
+                raise ConfigError(f"{key}: must be an integer from {self.low} to {self.high}, not {_show(value)}")
+        elif self.kind == "bool":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{key}: must be true or false, not {_show(value)}")
+        elif self.kind == "choice":
+            if value not in self.choices:
+                raise ConfigError(f"{key}: must be one of {', '.join(self.choices)}, not {_show(value)}")
+        elif self.kind == "list":
+            if not isinstance(value, list) or any(v not in self.choices for v in value):
+                raise ConfigError(f"{key}: must be a list drawn from {', '.join(self.choices)}, not {_show(value)}")
+            if len(set(value)) != len(value):
+                raise ConfigError(f"{key}: lists a name twice: {_show(value)}")
+        elif self.kind == "filename":
+            if not isinstance(value, str) or not value or "/" in value or value in (".", "..") or "\0" in value:
+                raise ConfigError(f"{key}: must be a plain file name (no '/'), not {_show(value)}")
+        return value
+
+    def parse(self, raw: str, key: str):
+        """Turn a command-line string into a value of this setting's type, then check it."""
+        value: object = raw
+        if self.kind == "int":
+            try:
+                value = int(raw.strip())
+            except ValueError:
+                raise ConfigError(f"{key}: must be an integer from {self.low} to {self.high}, not {raw!r}") from None
+        elif self.kind == "bool":
+            words = {"true": True, "on": True, "yes": True, "1": True, "false": False, "off": False, "no": False, "0": False}
+            if raw.strip().lower() not in words:
+                raise ConfigError(f"{key}: must be true or false, not {raw!r}")
+            value = words[raw.strip().lower()]
+        elif self.kind == "list":
+            value = [part.strip() for part in raw.split(",") if part.strip()]
+        return self.check(value, key)
+
+
+def _show(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+SETTINGS: dict[str, Setting] = {
+    "core.lang": Setting(
+        "en", "Language of prompt headings and frames, and of the starter blocks: zh or en. "
+        "Environment: ANIMA_LANG.", "choice", choices=LANGS),
+    "self.block_max_chars": Setting(
+        2000, "Longest body a self block may have, in characters; `anima self set` refuses more.",
+        "int", 1, 100000),
+    "prompt.sections": Setting(
+        list(SECTION_NAMES), "Sections `anima prompt` prints, from: " + ", ".join(SECTION_NAMES)
+        + ". They always appear in this order.", "list", choices=SECTION_NAMES),
+    "prompt.project_file": Setting(
+        "AGENTS.md", "File read from the working directory for the project context section.", "filename"),
+    "prompt.project_max_chars": Setting(
+        20000, "Longest project context printed; beyond it the file is cut at a line break "
+        "and the cut is said.", "int", 0, 1000000),
+    "prompt.budget.total": Setting(
+        300, "Characters for the budgeted sections together (notes, profile, conclusions, habits).",
+        "int", 0, 100000),
+    "prompt.budget.notes": Setting(120, "Characters for self-notes.", "int", 0, 100000),
+    "prompt.budget.profile": Setting(60, "Characters for the profile made from approved facts.", "int", 0, 100000),
+    "prompt.budget.profile_handwritten": Setting(
+        120, "Characters for a profile a person wrote by hand.", "int", 0, 100000),
+    "prompt.budget.conclusions": Setting(80, "Characters for resident conclusions (approved facts).", "int", 0, 100000),
+    "prompt.budget.habits": Setting(40, "Characters for promoted habits.", "int", 0, 100000),
+}
+
+ENV = {"core.lang": "ANIMA_LANG"}
+
+TABLE_HELP = {
+    "core": "General settings.",
+    "self": "The self layer: six blocks under self/blocks/.",
+    "prompt": "What `anima prompt` prints every turn.",
+    "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",
+}
+
+
+def render_default(lang: str | None = None) -> str:
+    """config.toml with every default spelled out and explained (and `lang` chosen)."""
+    out = [
+        "# anima configuration (see anima(5)). Every setting is shown with its default.",
+        "# Edit by hand or with `anima config set KEY VALUE`; an invalid value is refused.",
+    ]
+    table = None
+    for key, setting in SETTINGS.items():
+        tname, name = key.rsplit(".", 1)
+        if tname != table:
+            table = tname
+            out += ["", f"# {TABLE_HELP[tname]}", f"[{tname}]"]
+        out += textwrap.wrap(setting.help, 88, initial_indent="# ", subsequent_indent="# ")
+        value = lang if key == "core.lang" and lang else setting.default
+        out.append(f"{name} = {toml_value(value)}")
+    return "\n".join(out) + "\n"
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def show_value(value) -> str:
+    """How `config get` prints a value: what `config set` accepts back."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(value)
+    return str(value)
+
+
+def _flatten(table: dict, prefix: str = "") -> dict:
+    flat = {}
+    for name, value in table.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, key + "."))
+        else:
+            flat[key] = value
+    return flat
+
+
+class Config:
+    def __init__(self, values: dict, path: str):
+        self.values = values
+        self.path = path
+
+    def __getitem__(self, key: str):
+        return self.values[key]
+
+
+def load(path: str, environ=os.environ) -> Config:
+    import tomllib
+
+    text = fs.read_text(path)
+    values = {key: s.default for key, s in SETTINGS.items()}
+    if text is not None:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: not valid TOML: {e}") from None
+        for key, value in _flatten(data).items():
+            if key not in SETTINGS:
+                raise ConfigError(f"{path}: unknown key {key!r}")
+            try:
+                values[key] = SETTINGS[key].check(value, key)
+            except ConfigError as e:
+                raise ConfigError(f"{path}: {e}") from None
+    for key, var in ENV.items():
+        if environ.get(var):
+            try:
+                values[key] = SETTINGS[key].parse(environ[var], key)
+            except ConfigError as e:
+                raise ConfigError(f"{var}: {e}") from None
+    return Config(values, path)
+
+
+def setting(key: str) -> Setting:
+    if key not in SETTINGS:
+        raise UsageError(f"unknown config key {key!r}; `anima config list` shows them all")
+    return SETTINGS[key]
+
+
+def set_value(path: str, key: str, raw: str) -> object:
+    """Validate and write one setting, keeping the file's comments and layout."""
+    value = setting(key).parse(raw, key)
+    import tomlkit
+
+    with fs.locked(path, what="config.toml"):
+        text = fs.read_text(path)
+        if text is None:
+            text = render_default()
+        try:
+            doc = tomlkit.parse(text)
+        except tomlkit.exceptions.ParseError as e:
+            raise ConfigError(f"{path}: not valid TOML: {e}") from None
+        *tables, name = key.split(".")
+        node = doc
+        for tname in tables:
+            if tname not in node:
+                node[tname] = tomlkit.table()
+            node = node[tname]
+            if not isinstance(node, dict):
+                raise ConfigError(f"{path}: {tname!r} is not a table")
+        node[name] = value
+        fs.atomic_write(path, tomlkit.dumps(doc))
+    return value

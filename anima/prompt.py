@@ -1,0 +1,318 @@
+"""`anima prompt`: the text a host puts in its system prompt every turn.
+
+Sections in a fixed order, each a heading outside a fence, a short second-person frame, and
+the body inside a ```md fence. The output is a pure function of its input files, the config
+and the flags, so it is cached keyed by those files' stat signatures: a warm call reads one
+small file and prints it.
+"""
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+from anima import blocks, fs
+from anima.config import SECTION_NAMES
+
+BUDGETED = ("notes", "profile", "conclusions", "habits")
+
+HEADINGS = {
+    "en": {
+        "self": "Self layer",
+        "notes": "Self-notes",
+        "profile": "About the person you talk with",
+        "conclusions": "Resident conclusions",
+        "habits": "Habits",
+        "project": "Project context",
+    },
+    "zh": {
+        "self": "自我层",
+        "notes": "自述",
+        "profile": "关于对方",
+        "conclusions": "常驻结论",
+        "habits": "习惯",
+        "project": "项目上下文",
+    },
+}
+
+FRAMES = {
+    "en": {
+        "self": "This is how you see yourself. It is written in your own voice, in the first person: "
+                "read it as yourself, not as a description of someone else.",
+        "notes": "Notes you wrote about yourself in earlier sessions, the most alive first. "
+                 "They are your own observations of how you work.",
+        "profile": "What you know about the person you talk with, drawn from facts they stated "
+                   "and a person approved.",
+        "conclusions": "Facts about the person that a person approved, each from something they "
+                       "said, newest first.",
+        "habits": "Habits of the person that a person confirmed.",
+        "project": "The {file} of the directory you are working in ({dir}). It belongs to the "
+                   "project, not to you.",
+        "cut": "(Cut here: {more} more characters are in {path}.)",
+    },
+    "zh": {
+        "self": "以下是你对自己的认识，用你自己的口吻、以第一人称写成：把它当作你自己来读，而不是对别人的描述。",
+        "notes": "这些是你在之前的会话里写下的关于自己的笔记，最活跃的在前。它们是你对自己做事方式的观察。",
+        "profile": "你对正在交谈的这个人的了解，来自对方说过、并经人确认的事实。",
+        "conclusions": "经人确认的关于对方的事实，每条都出自对方说过的话，新的在前。",
+        "habits": "经人确认的对方的习惯。",
+        "project": "你当前工作目录（{dir}）下的 {file}。它属于项目，不属于你。",
+        "cut": "（此处截断：{path} 还有 {more} 个字符。）",
+    },
+}
+
+# A cache entry is trusted only if every input was last modified this long before the
+# inputs were examined: a file rewritten in place within one file-system timestamp tick
+# would otherwise keep its signature.
+RACY_NS = 50_000_000
+
+
+@dataclass
+class Item:
+    """One whole unit of a budgeted section, e.g. a note or a fact."""
+    id: str
+    text: str
+
+
+@dataclass
+class Section:
+    name: str
+    body: str
+    used: int
+    limit: int | None  # None: not budgeted
+    frame_vars: dict = field(default_factory=dict)
+    after: str = ""  # a line printed after the fence, outside it
+    items: list = field(default_factory=list)  # ids of the items printed
+
+
+def fence(body: str) -> str:
+    """Wrap `body` in a ```md fence longer than any backtick run inside it."""
+    longest = run = 0
+    for ch in body:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}md\n{body}\n{ticks}"
+
+
+def fill(items: list[Item], limit: int) -> tuple[list[Item], int]:
+    """The longest prefix of `items` (best first) whose texts fit in `limit` characters.
+
+    Whole items only, and rank is never skipped over: an item that does not fit ends the
+    section, so what is dropped is always what ranked lowest (the oldest).
+    """
+    chosen, used = [], 0
+    for item in items:
+        if used + len(item.text) > limit:
+            break
+        chosen.append(item)
+        used += len(item.text)
+    return chosen, used
+
+
+def render(sections: list[Section], lang: str) -> str:
+    parts = []
+    for s in sections:
+        frame = FRAMES[lang][s.name].format(**s.frame_vars)
+        part = f"## {HEADINGS[lang][s.name]}\n\n{frame}\n\n{fence(s.body)}"
+        if s.after:
+            part += f"\n\n{s.after}"
+        parts.append(part)
+    return "\n\n".join(parts) + "\n" if parts else ""
+
+
+@dataclass
+class Context:
+    """What the sections are built from."""
+    home: object
+    cfg: object
+    cwd: str
+    lang: str
+    inputs: list = field(default_factory=list)  # every file read: the cache depends on them
+
+    def read(self, path: str) -> str | None:
+        self.inputs.append(path)
+        return fs.read_text(path)
+
+
+def self_section(ctx: Context) -> Section | None:
+    found = []
+    for key in blocks.KEYS:
+        path = blocks.block_path(ctx.home.blocks, key)
+        text = ctx.read(path)
+        if text is not None:
+            found.append(blocks.parse(text, key, path))
+    if not found:
+        return None
+    body = "\n\n".join(f"### {b.title}\n\n{b.body}" for b in found)
+    return Section("self", body, sum(b.chars for b in found), None)
+
+
+def project_section(ctx: Context) -> Section | None:
+    name = ctx.cfg["prompt.project_file"]
+    limit = ctx.cfg["prompt.project_max_chars"]
+    path = os.path.join(ctx.cwd, name)
+    ctx.inputs.append(path)
+    try:
+        with open(path, "rb") as f:  # a project file may well be a symlink (AGENTS.md -> CLAUDE.md)
+            data = f.read(limit * 4 + 4)
+            rest = len(f.read()) if len(data) > limit * 4 else 0
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        return None
+    text = data.decode("utf-8", errors="replace").strip("\n").rstrip()
+    if not text.strip():
+        return None
+    after = ""
+    if len(text) > limit or rest:
+        cut = text.rfind("\n", 0, limit + 1)
+        kept = text[: cut if cut > 0 else limit].rstrip()
+        more = len(text) - len(kept) + rest
+        after = FRAMES[ctx.lang]["cut"].format(more=more, path=path)
+        text = kept
+    return Section("project", text, len(text), limit, {"file": name, "dir": ctx.cwd}, after)
+
+
+# Budgeted sections get their items from the store that owns them; a store that has nothing
+# to offer yields no items and its section is left out.
+ITEM_SOURCES: dict = {}
+
+
+def budgeted_section(ctx: Context, name: str, remaining: int) -> Section:
+    limit = min(ctx.cfg[f"prompt.budget.{name}"], remaining)
+    source = ITEM_SOURCES.get(name)
+    items = source(ctx) if source else []
+    chosen, used = fill(items, limit)
+    return Section(name, "\n".join(i.text for i in chosen), used, ctx.cfg[f"prompt.budget.{name}"],
+                   items=[i.id for i in chosen])
+
+
+@dataclass
+class Prompt:
+    text: str
+    stats: list  # (section, used, limit or None)
+    warnings: list
+    injected: dict  # section -> ids of items printed
+
+
+def assemble(ctx: Context, names: list[str]) -> Prompt:
+    sections, stats, warnings = [], [], []
+    remaining = ctx.cfg["prompt.budget.total"]
+    budget_used = 0
+    for name in SECTION_NAMES:
+        if name not in names:
+            continue
+        if name == "self":
+            s = self_section(ctx)
+            if s is None:
+                warnings.append(f"no self blocks in {ctx.home.blocks}; run `anima init`")
+        elif name == "project":
+            s = project_section(ctx)
+        else:
+            s = budgeted_section(ctx, name, remaining)
+            remaining -= s.used
+            budget_used += s.used
+        if s is None:
+            stats.append((name, 0, ctx.cfg["prompt.project_max_chars"] if name == "project" else None))
+            continue
+        stats.append((name, s.used, s.limit))
+        if s.body:
+            sections.append(s)
+    if any(n in names for n in BUDGETED):
+        stats.append(("total", budget_used, ctx.cfg["prompt.budget.total"]))
+    injected = {s.name: s.items for s in sections if s.items}
+    return Prompt(render(sections, ctx.lang), stats, warnings, injected)
+
+
+def format_stats(stats: list) -> str:
+    return "".join(f"{name}\t{used}\t{'-' if limit is None else limit}\n" for name, used, limit in stats)
+
+
+# --- cache ---------------------------------------------------------------------------------
+
+def _signature(path: str):
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
+
+
+def cache_path(home, key: dict) -> str:
+    import hashlib
+
+    digest = hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=16).hexdigest()
+    return os.path.join(home.cache, "prompt", f"{digest}.json")
+
+
+def cache_key(home, cwd: str, lang: str | None, names: list[str] | None, environ) -> dict:
+    """Everything, besides the input files listed in the entry, that decides the output."""
+    from anima import __version__
+
+    return {
+        "version": __version__,
+        "home": home.root,
+        "cwd": cwd,
+        "lang": lang,
+        "sections": names,
+        "env_lang": environ.get("ANIMA_LANG", ""),
+    }
+
+
+def cached(path: str) -> Prompt | None:
+    try:
+        with open(path, "rb") as f:
+            entry = json.loads(f.read())
+        for input_path, sig in entry["inputs"]:
+            if _signature(input_path) != sig:
+                return None
+        return Prompt(entry["text"], entry["stats"], entry["warnings"], entry["injected"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store(path: str, prompt: Prompt, inputs: list[str], started_ns: int) -> None:
+    """Keep the prompt for the next call, unless an input changed too recently to trust."""
+    sigs = [(p, _signature(p)) for p in dict.fromkeys(inputs)]
+    if any(sig is not None and sig[0] >= started_ns - RACY_NS for _, sig in sigs):
+        return
+    entry = {"inputs": sigs, "text": prompt.text, "stats": prompt.stats,
+             "warnings": prompt.warnings, "injected": prompt.injected}
+    fs.ensure_dir(os.path.dirname(path))
+    fs.atomic_write(path, json.dumps(entry, ensure_ascii=False))
+    _prune(os.path.dirname(path))
+
+
+CACHE_ENTRIES = 64
+
+
+def _prune(directory: str) -> None:
+    """Keep the cache small: drop the least recently written entries beyond CACHE_ENTRIES."""
+    try:
+        names = [n for n in os.listdir(directory) if n.endswith(".json")]
+    except FileNotFoundError:
+        return
+    if len(names) <= CACHE_ENTRIES:
+        return
+    paths = sorted((os.path.join(directory, n) for n in names), key=lambda p: _signature(p) or [0])
+    for p in paths[: len(paths) - CACHE_ENTRIES]:
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+
+
+def build(home, cwd: str, lang: str | None, names: list[str] | None, environ=os.environ) -> Prompt:
+    """The prompt for these inputs: from the cache when nothing changed, else assembled."""
+    from anima import config
+
+    cwd = os.path.abspath(cwd)
+    path = cache_path(home, cache_key(home, cwd, lang, names, environ))
+    hit = cached(path)
+    if hit is not None:
+        return hit
+    started = time.time_ns()
+    cfg = config.load(home.config, environ)
+    ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], inputs=[home.config])
+    prompt = assemble(ctx, names if names is not None else cfg["prompt.sections"])
+    store(path, prompt, ctx.inputs, started)
+    return prompt
