@@ -165,7 +165,7 @@ def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, 
 
     Returns the revision number the previous version was stored as, or None when there was
     no previous version. Raises Refused (nothing written) for a locked block without force,
-    an empty body, or a body over the cap; returns without writing if the body is unchanged.
+    an empty body, or a body over the cap; raises Unchanged (nothing written) for the same body.
     """
     path = block_path(blocks_dir, key)
     body = normalise(body)
@@ -173,12 +173,14 @@ def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, 
         raise Refused(f"{key}: refusing an empty body")
     if len(body) > max_chars:
         raise Refused(f"{key}: body has {len(body)} characters, over the cap of {max_chars} (self.block_max_chars)")
+    if not force:  # refuse before even the lock file is created; checked again under the lock
+        _refuse_locked(read(blocks_dir, key), key)
     with fs.locked(path, what=f"block {key}"):
         old_text = fs.read_text(path)
         old = None if old_text is None else parse(old_text, key, path)
         locked = old.locked if old else key in LOCKED_BY_DEFAULT
-        if locked and not force:
-            raise Refused(f"{key}: block is locked; use --force to change it")
+        if not force:
+            _refuse_locked(old, key)
         if old is not None and old.body == body:
             raise Unchanged(key)
         rev = None
@@ -190,6 +192,11 @@ def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, 
                     old.extra if old else {})
         fs.atomic_write(path, render(new))
     return rev
+
+
+def _refuse_locked(block: Block | None, key: str) -> None:
+    if (block.locked if block else key in LOCKED_BY_DEFAULT):
+        raise Refused(f"{key}: block is locked; use --force to change it")
 
 
 class Unchanged(Exception):

@@ -1,0 +1,57 @@
+import os
+import shutil
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from anima.cli import cli
+
+VENV_BIN = os.path.dirname(sys.executable)
+ANIMA_BIN = shutil.which("anima", path=VENV_BIN) or shutil.which("anima")
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    """Every test gets its own ANIMA_HOME and no other ANIMA_* variable."""
+    for var in list(os.environ):
+        if var.startswith("ANIMA_"):
+            monkeypatch.delenv(var)
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    root = tmp_path / "home"
+    monkeypatch.setenv("ANIMA_HOME", str(root))
+    return root
+
+
+class Run:
+    def __init__(self):
+        self.runner = CliRunner()
+
+    def __call__(self, *args, input=None, env=None):
+        return self.runner.invoke(cli, list(args), input=input, env=env, catch_exceptions=False,
+                                  prog_name="anima")
+
+
+@pytest.fixture
+def run():
+    """Invoke the CLI in-process: result.exit_code, result.stdout, result.stderr."""
+    return Run()
+
+
+@pytest.fixture
+def anima_bin():
+    """The installed `anima` console script."""
+    assert ANIMA_BIN, "the anima console script is not installed (run `make test`)"
+    return ANIMA_BIN
+
+
+def snapshot(root) -> dict:
+    """Every file under `root` (path -> bytes), to prove a refused command changed nothing."""
+    files = {}
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                with open(path, "rb") as f:
+                    files[os.path.relpath(path, root)] = f.read()
+    return files
