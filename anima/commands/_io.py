@@ -2,6 +2,7 @@
 
 import json
 import sys
+import sys
 
 import click
 
@@ -16,7 +17,7 @@ def read_input(file: str | None, limit: int, what: str) -> str:
     otherwise sit waiting for input nobody means to type.
     """
     if file is None or file == "-":
-        stream = click.get_binary_stream("stdin")
+        stream = sys.stdin.buffer
         if file is None and stream.isatty():
             raise UsageError(f"{what}: give the text on stdin or with --file F")
         return fs.decode(fs.read_limited(stream, limit, "stdin"), "stdin")
@@ -29,7 +30,7 @@ def read_input(file: str | None, limit: int, what: str) -> str:
 
 def out(text: str) -> None:
     """Write data to stdout as UTF-8 bytes, whatever the locale says."""
-    stream = click.get_binary_stream("stdout")
+    stream = sys.stdout.buffer
     stream.write(text.encode("utf-8"))
     stream.flush()
 

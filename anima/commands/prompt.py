@@ -14,8 +14,8 @@ def _sections(value: str | None) -> list[str] | None:
     names = [n.strip() for n in value.split(",") if n.strip()]
     bad = [n for n in names if n not in SECTION_NAMES]
     if bad or not names:
-        raise UsageError(f"--sections: unknown section {bad[0]!r}" if bad else "--sections: empty list"
-                         + f"; sections: {', '.join(SECTION_NAMES)}")
+        what = f"unknown section {bad[0]!r}" if bad else "no section named"
+        raise UsageError(f"--sections: {what}; sections: {', '.join(SECTION_NAMES)}")
     return names
 
 

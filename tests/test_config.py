@@ -1,0 +1,95 @@
+import json
+
+import pytest
+
+from anima import config
+from conftest import snapshot
+
+
+@pytest.fixture
+def inited(run, home):
+    run("init", "--lang", "en")
+    return home
+
+
+def test_get_defaults_without_a_config_file(run, home):
+    assert run("config", "get", "prompt.budget.notes").stdout == "120\n"
+    assert run("config", "get", "prompt.sections").stdout == "self,notes,profile,conclusions,habits,project\n"
+    assert json.loads(run("config", "get", "prompt.sections", "--json").stdout)[0] == "self"
+    assert not home.exists()
+
+
+def test_list_prints_every_key_tab_separated(run, inited):
+    lines = run("config", "list").stdout.splitlines()
+    assert [ln.split("\t")[0] for ln in lines] == list(config.SETTINGS)
+    assert "core.lang\ten" in lines
+    assert json.loads(run("config", "list", "--json").stdout)["self.block_max_chars"] == 2000
+
+
+def test_set_keeps_comments_and_layout(run, inited):
+    path = inited / "config.toml"
+    before = path.read_text()
+    r = run("config", "set", "prompt.budget.notes", "150")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+    after = path.read_text()
+    assert after == before.replace("\nnotes = 120\n", "\nnotes = 150\n")
+    assert run("config", "get", "prompt.budget.notes").stdout == "150\n"
+
+
+def test_set_on_a_fresh_home_writes_the_commented_defaults(run, home):
+    assert run("config", "set", "core.lang", "zh").exit_code == 0
+    text = (home / "config.toml").read_text()
+    assert text == config.render_default().replace('lang = "en"', 'lang = "zh"')
+
+
+@pytest.mark.parametrize("key, value, code, message", [
+    ("prompt.budget.nope", "1", 2, "anima: unknown config key 'prompt.budget.nope'; `anima config list` shows them all\n"),
+    ("../etc", "1", 2, None),
+    ("prompt.budget.notes", "many", 78, 'anima: prompt.budget.notes: must be an integer from 0 to 100000, not "many"\n'),
+    ("prompt.budget.notes", "-1", 78, "anima: prompt.budget.notes: must be an integer from 0 to 100000, not -1\n"),
+    ("core.lang", "fr", 78, 'anima: core.lang: must be one of zh, en, not "fr"\n'),
+    ("prompt.sections", "self,bogus", 78, None),
+    ("prompt.sections", "self,self", 78, None),
+    ("prompt.project_file", "../secrets", 78, None),
+])
+def test_bad_key_or_value_changes_nothing(run, inited, key, value, code, message):
+    before = snapshot(inited)
+    r = run("config", "set", "--", key, value)
+    assert r.exit_code == code
+    if message:
+        assert r.stderr == message
+    assert len(r.stderr.splitlines()) == 1
+    assert snapshot(inited) == before
+
+
+def test_get_unknown_key_is_a_usage_error(run, inited):
+    assert run("config", "get", "nope").exit_code == 2
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[core\n", "not valid TOML"),
+    ('[core]\nlang = "fr"\n', "core.lang: must be one of zh, en"),
+    ("[prompt.budget]\nnotse = 3\n", "unknown key 'prompt.budget.notse'"),
+    ("[prompt.budget]\nnotes = true\n", "prompt.budget.notes: must be an integer"),
+])
+def test_a_broken_config_file_is_named_and_left_alone(run, inited, text, message):
+    path = inited / "config.toml"
+    path.write_text(text)
+    for args in (("config", "list"), ("prompt",), ("self", "set", "direction")):
+        r = run(*args, input="x")
+        assert r.exit_code == 78, args
+        assert r.stderr.startswith(f"anima: {path}: ") and message in r.stderr
+        assert len(r.stderr.splitlines()) == 1
+    assert path.read_text() == text
+
+
+def test_environment_beats_the_file(run, inited):
+    assert run("config", "get", "core.lang", env={"ANIMA_LANG": "zh"}).stdout == "zh\n"
+    r = run("config", "get", "core.lang", env={"ANIMA_LANG": "xx"})
+    assert (r.exit_code, r.stderr) == (78, 'anima: ANIMA_LANG: core.lang: must be one of zh, en, not "xx"\n')
+
+
+def test_bool_and_list_values_parse(run, inited):
+    assert run("config", "set", "prompt.sections", "project, self").exit_code == 0
+    assert run("config", "get", "prompt.sections").stdout == "project,self\n"
+    assert 'sections = ["project", "self"]' in (inited / "config.toml").read_text()

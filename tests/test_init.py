@@ -1,0 +1,85 @@
+import os
+import tomllib
+
+from anima import config
+from anima.blocks import KEYS
+from conftest import snapshot
+
+
+def modes(root):
+    dirs, files = set(), set()
+    for dirpath, dirnames, names in os.walk(root):
+        dirs |= {oct(os.stat(os.path.join(dirpath, d)).st_mode & 0o777) for d in dirnames}
+        files |= {oct(os.stat(os.path.join(dirpath, n)).st_mode & 0o777) for n in names}
+    return dirs | {oct(os.stat(root).st_mode & 0o777)}, files
+
+
+def test_init_lays_out_the_home_privately(run, home):
+    r = run("init", "--lang", "en")
+    assert r.exit_code == 0 and r.stdout == ""
+    assert r.stderr == f"anima: initialised {home} (en): 8 files written\n"
+    for d in ("self/blocks/.history", "self/stream/archive", "self/memories", "self/diary", "self/autobiography",
+              "notes/archive", "facts", "sessions", "index", "cache", "log", "pipeline/inbox/pending",
+              "pipeline/message_queue", "pipeline/action_queue", "pipeline/dead_letter"):
+        assert (home / d).is_dir(), d
+    assert sorted(p.name for p in (home / "self" / "blocks").glob("*.md")) == sorted(f"{k}.md" for k in KEYS)
+    dirs, files = modes(home)
+    assert dirs == {"0o700"} and files == {"0o600"}
+
+
+def test_config_spells_out_every_default_with_comments(run, home):
+    run("init", "--lang", "zh")
+    text = (home / "config.toml").read_text()
+    data = tomllib.loads(text)
+    flat = config._flatten(data)
+    assert set(flat) == set(config.SETTINGS)
+    assert flat["core.lang"] == "zh"
+    assert all(flat[k] == s.default for k, s in config.SETTINGS.items() if k != "core.lang")
+    for key in config.SETTINGS:
+        name = key.rsplit(".", 1)[1]
+        line = text.splitlines().index(next(ln for ln in text.splitlines() if ln.startswith(f"{name} = ")))
+        assert text.splitlines()[line - 1].startswith("# "), f"{key} has no comment"
+
+
+def test_init_is_idempotent_and_never_overwrites(run, home):
+    run("init", "--lang", "en")
+    (home / "self" / "blocks" / "direction.md").write_text("mine\n")
+    (home / "config.toml").write_text('[core]\nlang = "en"\n')
+    before = snapshot(home)
+    r = run("init", "--lang", "zh")
+    assert (r.exit_code, r.stderr) == (0, f"anima: {home} is already initialised; nothing changed\n")
+    assert snapshot(home) == before
+
+
+def test_init_fills_in_only_what_is_missing(run, home):
+    run("init", "--lang", "en")
+    (home / "self" / "blocks" / "metacognition.md").unlink()
+    r = run("init")
+    assert r.stderr == f"anima: initialised {home} (en): 1 files written\n"
+    assert "I think before I act" in run("self", "get", "metacognition").stdout
+
+
+def test_starter_blocks_in_chinese(run, home):
+    run("init", "--lang", "zh")
+    out = run("self", "get").stdout
+    assert out.startswith("# 存在锚点 (existence_anchor)\n\n我是")
+
+
+def test_language_comes_from_the_environment_then_the_locale(run, home, tmp_path):
+    assert run("init", env={"ANIMA_LANG": "zh"}).stderr.endswith("(zh): 8 files written\n")
+    other = tmp_path / "other"
+    assert run("--home", str(other), "init", env={"LANG": "zh_CN.UTF-8"}).stderr.endswith("(zh): 8 files written\n")
+    third = tmp_path / "third"
+    assert run("--home", str(third), "init", env={"LANG": "C.UTF-8"}).stderr.endswith("(en): 8 files written\n")
+
+
+def test_home_flag_beats_the_environment(run, home, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    run("--home", str(elsewhere), "init")
+    assert (elsewhere / "config.toml").exists()
+    assert not home.exists()
+
+
+def test_gitignore_keeps_derived_files_out_of_git(run, home):
+    run("init")
+    assert (home / ".gitignore").read_text().splitlines()[1:] == ["cache/", "index/", ".*.lock", ".*.tmp"]
