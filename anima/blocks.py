@@ -10,7 +10,6 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import resources
 
 from anima import fs
 from anima.errors import DataError, NotFound, Refused
@@ -204,6 +203,8 @@ class Unchanged(Exception):
 
 
 def starter_body(lang: str, key: str) -> str:
+    from importlib import resources
+
     return resources.files("anima").joinpath("data", "blocks", lang, f"{key}.md").read_text("utf-8")
 
 

@@ -7,8 +7,6 @@ it is never "repaired" by writing defaults over it.
 
 import json
 import os
-import textwrap
-from dataclasses import dataclass, field
 
 from anima import fs
 from anima.errors import ConfigError, UsageError
@@ -17,14 +15,15 @@ SECTION_NAMES = ("self", "notes", "profile", "conclusions", "habits", "project")
 LANGS = ("zh", "en")
 
 
-@dataclass(frozen=True)
 class Setting:
-    default: object
-    help: str
-    kind: str  # int | bool | choice | list | filename
-    low: int = 0
-    high: int = 0
-    choices: tuple = field(default=())
+    """One key of config.toml: its default, its help (written into the file) and its type."""
+
+    def __init__(self, default, help: str, kind: str, low: int = 0, high: int = 0, choices: tuple = ()):
+        self.default = default
+        self.help = help
+        self.kind = kind  # int | bool | choice | list | filename
+        self.low, self.high = low, high
+        self.choices = choices
 
     def check(self, value, key: str):
         """Return `value` if valid for this setting, else raise ConfigError saying why."""
@@ -107,6 +106,8 @@ TABLE_HELP = {
 
 def render_default(lang: str | None = None) -> str:
     """config.toml with every default spelled out and explained (and `lang` chosen)."""
+    import textwrap
+
     out = [
         "# anima configuration (see anima(5)). Every setting is shown with its default.",
         "# Edit by hand or with `anima config set KEY VALUE`; an invalid value is refused.",

@@ -9,7 +9,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import secrets
 
 from anima.errors import Busy, DataError, Refused
 
@@ -48,7 +47,7 @@ def _temp_with(path: str, data: bytes | str, mode: int) -> str:
     if isinstance(data, str):
         data = data.encode("utf-8")
     directory = ensure_dir(os.path.dirname(path) or ".")
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     try:
         _write_all(fd, data)

@@ -9,9 +9,8 @@ small file and prints it.
 import json
 import os
 import time
-from dataclasses import dataclass, field
 
-from anima import blocks, fs
+from anima import fs
 from anima.config import SECTION_NAMES
 
 BUDGETED = ("notes", "profile", "conclusions", "habits")
@@ -67,22 +66,21 @@ FRAMES = {
 RACY_NS = 50_000_000
 
 
-@dataclass
 class Item:
     """One whole unit of a budgeted section, e.g. a note or a fact."""
-    id: str
-    text: str
+
+    def __init__(self, id: str, text: str):
+        self.id, self.text = id, text
 
 
-@dataclass
 class Section:
-    name: str
-    body: str
-    used: int
-    limit: int | None  # None: not budgeted
-    frame_vars: dict = field(default_factory=dict)
-    after: str = ""  # a line printed after the fence, outside it
-    items: list = field(default_factory=list)  # ids of the items printed
+    def __init__(self, name: str, body: str, used: int, limit: int | None, frame_vars: dict | None = None,
+                 after: str = "", items: list | None = None):
+        self.name, self.body, self.used = name, body, used
+        self.limit = limit  # None: not budgeted
+        self.frame_vars = frame_vars or {}
+        self.after = after  # a line printed after the fence, outside it
+        self.items = items or []  # ids of the items printed
 
 
 def fence(body: str) -> str:
@@ -121,14 +119,12 @@ def render(sections: list[Section], lang: str) -> str:
     return "\n\n".join(parts) + "\n" if parts else ""
 
 
-@dataclass
 class Context:
     """What the sections are built from."""
-    home: object
-    cfg: object
-    cwd: str
-    lang: str
-    inputs: list = field(default_factory=list)  # every file read: the cache depends on them
+
+    def __init__(self, home, cfg, cwd: str, lang: str, inputs: list | None = None):
+        self.home, self.cfg, self.cwd, self.lang = home, cfg, cwd, lang
+        self.inputs = inputs if inputs is not None else []  # every file read: the cache depends on them
 
     def read(self, path: str) -> str | None:
         self.inputs.append(path)
@@ -136,6 +132,8 @@ class Context:
 
 
 def self_section(ctx: Context) -> Section | None:
+    from anima import blocks
+
     found = []
     for key in blocks.KEYS:
         path = blocks.block_path(ctx.home.blocks, key)
@@ -186,12 +184,12 @@ def budgeted_section(ctx: Context, name: str, remaining: int) -> Section:
                    items=[i.id for i in chosen])
 
 
-@dataclass
 class Prompt:
-    text: str
-    stats: list  # (section, used, limit or None)
-    warnings: list
-    injected: dict  # section -> ids of items printed
+    def __init__(self, text: str, stats: list, warnings: list, injected: dict):
+        self.text = text
+        self.stats = stats  # (section, used, limit or None)
+        self.warnings = warnings
+        self.injected = injected  # section -> ids of items printed
 
 
 def assemble(ctx: Context, names: list[str]) -> Prompt:
@@ -238,10 +236,9 @@ def _signature(path: str):
 
 
 def cache_path(home, key: dict) -> str:
-    import hashlib
+    import zlib  # a short name is enough: the entry holds its whole key and is checked against it
 
-    digest = hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=16).hexdigest()
-    return os.path.join(home.cache, "prompt", f"{digest}.json")
+    return os.path.join(home.cache, "prompt", f"{zlib.crc32(json.dumps(key, sort_keys=True).encode()):08x}.json")
 
 
 def cache_key(home, cwd: str, lang: str | None, names: list[str] | None, environ) -> dict:
@@ -258,10 +255,12 @@ def cache_key(home, cwd: str, lang: str | None, names: list[str] | None, environ
     }
 
 
-def cached(path: str) -> Prompt | None:
+def cached(path: str, key: dict) -> Prompt | None:
     try:
         with open(path, "rb") as f:
             entry = json.loads(f.read())
+        if entry["key"] != key:
+            return None
         for input_path, sig in entry["inputs"]:
             if _signature(input_path) != sig:
                 return None
@@ -270,12 +269,12 @@ def cached(path: str) -> Prompt | None:
         return None
 
 
-def store(path: str, prompt: Prompt, inputs: list[str], started_ns: int) -> None:
+def store(path: str, key: dict, prompt: Prompt, inputs: list[str], started_ns: int) -> None:
     """Keep the prompt for the next call, unless an input changed too recently to trust."""
     sigs = [(p, _signature(p)) for p in dict.fromkeys(inputs)]
     if any(sig is not None and sig[0] >= started_ns - RACY_NS for _, sig in sigs):
         return
-    entry = {"inputs": sigs, "text": prompt.text, "stats": prompt.stats,
+    entry = {"key": key, "inputs": sigs, "text": prompt.text, "stats": prompt.stats,
              "warnings": prompt.warnings, "injected": prompt.injected}
     fs.ensure_dir(os.path.dirname(path))
     fs.atomic_write(path, json.dumps(entry, ensure_ascii=False))
@@ -306,13 +305,14 @@ def build(home, cwd: str, lang: str | None, names: list[str] | None, environ=os.
     from anima import config
 
     cwd = os.path.abspath(cwd)
-    path = cache_path(home, cache_key(home, cwd, lang, names, environ))
-    hit = cached(path)
+    key = cache_key(home, cwd, lang, names, environ)
+    path = cache_path(home, key)
+    hit = cached(path, key)
     if hit is not None:
         return hit
     started = time.time_ns()
     cfg = config.load(home.config, environ)
     ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], inputs=[home.config])
     prompt = assemble(ctx, names if names is not None else cfg["prompt.sections"])
-    store(path, prompt, ctx.inputs, started)
+    store(path, key, prompt, ctx.inputs, started)
     return prompt

@@ -4,6 +4,17 @@ from anima.commands._io import json_option, out, out_json, read_input, warn
 from anima.errors import NotFound
 
 
+def _complete_key(ctx, param, incomplete):
+    from anima.blocks import KEYS
+
+    return [k for k in KEYS if k.startswith(incomplete)]
+
+
+def key_argument(required: bool = True):
+    """A block key; checked by the domain (an unknown key is refused with exit 77, not 2)."""
+    return click.argument("key", required=required, shell_complete=_complete_key)
+
+
 def _block_json(block) -> dict:
     return {"key": block.key, "title": block.title, "locked": block.locked, "updated": block.updated,
             "chars": block.chars, "body": block.body}
@@ -20,7 +31,7 @@ def cli():
 
 
 @cli.command("get")
-@click.argument("key", required=False)
+@key_argument(required=False)
 @json_option("Print JSON: one object for KEY, else a list of all blocks.")
 @click.pass_obj
 def get(home, key, as_json):
@@ -43,7 +54,7 @@ def get(home, key, as_json):
 
 
 @cli.command("set")
-@click.argument("key")
+@key_argument()
 @click.option("--force", is_flag=True, help="Change a locked block (existence_anchor).")
 @click.option("--file", "file", metavar="F", help="Read the new body from F (`-` is stdin).  [default: stdin]")
 @click.pass_obj
@@ -67,7 +78,7 @@ def set_(home, key, force, file):
 
 
 @cli.command("log")
-@click.argument("key")
+@key_argument()
 @json_option("Print NDJSON, one revision per line.")
 @click.pass_obj
 def log(home, key, as_json):
@@ -85,7 +96,7 @@ def log(home, key, as_json):
 
 
 @cli.command("revert")
-@click.argument("key")
+@key_argument()
 @click.argument("rev", type=int)
 @click.option("--force", is_flag=True, help="Change a locked block (existence_anchor).")
 @click.pass_obj
