@@ -21,7 +21,7 @@ class Setting:
     def __init__(self, default, help: str, kind: str, low: int = 0, high: int = 0, choices: tuple = ()):
         self.default = default
         self.help = help
-        self.kind = kind  # int | bool | choice | list | filename
+        self.kind = kind  # int | bool | choice | list (of choices) | words (free strings) | filename
         self.low, self.high = low, high
         self.choices = choices
 
@@ -41,6 +41,9 @@ class Setting:
                 raise ConfigError(f"{key}: must be a list drawn from {', '.join(self.choices)}, not {_show(value)}")
             if len(set(value)) != len(value):
                 raise ConfigError(f"{key}: lists a name twice: {_show(value)}")
+        elif self.kind == "words":
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                raise ConfigError(f"{key}: must be a list of non-empty strings, not {_show(value)}")
         elif self.kind == "filename":
             if not isinstance(value, str) or not value or "/" in value or value in (".", "..") or "\0" in value:
                 raise ConfigError(f"{key}: must be a plain file name (no '/'), not {_show(value)}")
@@ -59,7 +62,7 @@ class Setting:
             if raw.strip().lower() not in words:
                 raise ConfigError(f"{key}: must be true or false, not {_show(raw)}")
             value = words[raw.strip().lower()]
-        elif self.kind == "list":
+        elif self.kind in ("list", "words"):
             value = [part.strip() for part in raw.split(",") if part.strip()]
         return self.check(value, key)
 
@@ -75,6 +78,24 @@ SETTINGS: dict[str, Setting] = {
     "self.block_max_chars": Setting(
         2000, "Longest body a self block may have, in characters; `anima self set` refuses more.",
         "int", 1, 100000),
+    "notes.max_chars": Setting(
+        1600, "Characters all live self-notes may hold together; adding past it moves the oldest "
+        "notes to notes/archive/.", "int", 1, 1000000),
+    "notes.max_entries": Setting(
+        40, "Live self-notes at most; adding past it moves the oldest notes to notes/archive/.", "int", 1, 100000),
+    "notes.note_max_chars": Setting(200, "Longest single note, in characters.", "int", 10, 10000),
+    "notes.half_life_days": Setting(
+        30, "Days for an unused note's heat to halve (1-365).", "int", 1, 365),
+    "notes.dup_threshold": Setting(
+        90, "Similarity (0-100, rapidfuzz ratio) at or above which a new note is a near-duplicate "
+        "of a live one and is refused; the live note's heat is refreshed instead.", "int", 50, 100),
+    "notes.inject": Setting(True, "Whether `anima prompt` prints the self-notes section.", "bool"),
+    "notes.builtin_sensitive_words": Setting(
+        True, "Refuse notes holding health or finance specifics from the built-in zh/en word list "
+        "(anima(5) lists it).", "bool"),
+    "notes.sensitive_words": Setting(
+        [], "More health or finance words that make a note refused (English words match whole "
+        "words, any case; Chinese match anywhere).", "words"),
     "prompt.sections": Setting(
         list(SECTION_NAMES), "Sections `anima prompt` prints, from: " + ", ".join(SECTION_NAMES)
         + ". They always appear in this order.", "list", choices=SECTION_NAMES),
@@ -99,9 +120,20 @@ ENV = {"core.lang": "ANIMA_LANG"}
 TABLE_HELP = {
     "core": "General settings.",
     "self": "The self layer: six blocks under self/blocks/.",
+    "notes": "Self-notes: notes/notes.md, one first-person note per line.",
     "prompt": "What `anima prompt` prints every turn.",
     "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",
 }
+
+
+def detect_lang(environ=os.environ) -> str:
+    """The language a new home starts in: ANIMA_LANG, else the locale, else English."""
+    if environ.get("ANIMA_LANG") in LANGS:
+        return environ["ANIMA_LANG"]
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        if environ.get(var):
+            return "zh" if environ[var].lower().startswith("zh") else "en"
+    return "en"
 
 
 def render_default(lang: str | None = None) -> str:
@@ -203,7 +235,7 @@ def set_value(path: str, key: str, raw: str) -> object:
     with fs.locked(path, what="config.toml"):
         text = fs.read_text(path)
         if text is None:
-            text = render_default()
+            text = render_default(lang=detect_lang())
         try:
             doc = tomlkit.parse(text)
         except tomlkit.exceptions.ParseError as e:

@@ -17,7 +17,7 @@ def modes(root):
 def test_init_lays_out_the_home_privately(run, home):
     r = run("init", "--lang", "en")
     assert r.exit_code == 0 and r.stdout == ""
-    assert r.stderr == f"anima: initialised {home} (en): 8 files written\n"
+    assert r.stderr == f"anima: initialised {home} (en): 27 files and directories created\n"
     for d in ("self/blocks/.history", "self/stream/archive", "self/memories", "self/diary", "self/autobiography",
               "notes/archive", "facts", "sessions", "index", "cache", "log", "pipeline/inbox/pending",
               "pipeline/message_queue", "pipeline/action_queue", "pipeline/dead_letter"):
@@ -55,7 +55,7 @@ def test_init_fills_in_only_what_is_missing(run, home):
     run("init", "--lang", "en")
     (home / "self" / "blocks" / "metacognition.md").unlink()
     r = run("init")
-    assert r.stderr == f"anima: initialised {home} (en): 1 files written\n"
+    assert r.stderr == f"anima: initialised {home} (en): 1 files and directories created\n"
     assert "I think before I act" in run("self", "get", "metacognition").stdout
 
 
@@ -66,11 +66,11 @@ def test_starter_blocks_in_chinese(run, home):
 
 
 def test_language_comes_from_the_environment_then_the_locale(run, home, tmp_path):
-    assert run("init", env={"ANIMA_LANG": "zh"}).stderr.endswith("(zh): 8 files written\n")
+    assert run("init", env={"ANIMA_LANG": "zh"}).stderr.endswith("(zh): 27 files and directories created\n")
     other = tmp_path / "other"
-    assert run("--home", str(other), "init", env={"LANG": "zh_CN.UTF-8"}).stderr.endswith("(zh): 8 files written\n")
+    assert run("--home", str(other), "init", env={"LANG": "zh_CN.UTF-8"}).stderr.endswith("(zh): 27 files and directories created\n")
     third = tmp_path / "third"
-    assert run("--home", str(third), "init", env={"LANG": "C.UTF-8"}).stderr.endswith("(en): 8 files written\n")
+    assert run("--home", str(third), "init", env={"LANG": "C.UTF-8"}).stderr.endswith("(en): 27 files and directories created\n")
 
 
 def test_home_flag_beats_the_environment(run, home, tmp_path):
@@ -83,3 +83,10 @@ def test_home_flag_beats_the_environment(run, home, tmp_path):
 def test_gitignore_keeps_derived_files_out_of_git(run, home):
     run("init")
     assert (home / ".gitignore").read_text().splitlines()[1:] == ["cache/", "index/", ".*.lock", ".*.tmp"]
+
+
+def test_init_recreates_a_missing_directory_and_says_so(run, home):
+    run("init", "--lang", "en")
+    (home / "self" / "diary").rmdir()
+    assert run("init").stderr == f"anima: initialised {home} (en): 1 files and directories created\n"
+    assert (home / "self" / "diary").is_dir()

@@ -15,8 +15,8 @@ def cli(home, lang):
     """
     from anima.initialise import init
 
-    lang, written = init(home, lang)
-    if written:
-        warn(f"initialised {home.root} ({lang}): {len(written)} files written")
+    lang, created = init(home, lang)
+    if created:
+        warn(f"initialised {home.root} ({lang}): {len(created)} files and directories created")
     else:
         warn(f"{home.root} is already initialised; nothing changed")
