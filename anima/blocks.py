@@ -75,7 +75,9 @@ def history_dir(blocks_dir: str, key: str) -> str:
 
 
 def now_utc() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    from anima import clock
+
+    return clock.iso(clock.now())
 
 
 def parse(text: str, key: str, path: str) -> Block:

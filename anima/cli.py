@@ -19,6 +19,7 @@ COMMANDS = {
     "init": ("anima.commands.init:cli", "Lay out the home: directories, config.toml, six starter blocks."),
     "config": ("anima.commands.config:cli", "Get, set and list settings in config.toml."),
     "self": ("anima.commands.self_:cli", "Read and change the six self blocks; every version is kept."),
+    "note": ("anima.commands.note:cli", "Self-notes: add, list, heat, status, config, clear, archive."),
     "prompt": ("anima.commands.prompt:cli", "Print the system-prompt injection for this turn."),
 }
 

@@ -170,15 +170,33 @@ def project_section(ctx: Context) -> Section | None:
     return Section("project", text, len(text), limit, {"file": name, "dir": ctx.cwd}, after)
 
 
-# Budgeted sections get their items from the store that owns them; a store that has nothing
-# to offer yields no items and its section is left out.
-ITEM_SOURCES: dict = {}
+# Budgeted sections get their items from the store that owns them ("module:function", imported
+# only when the section is assembled); a store with nothing to offer yields no items and its
+# section is left out, and one that returns None is switched off (no section, no stats).
+ITEM_SOURCES = {
+    "notes": "anima.notes:prompt_items",
+}
+# What to call with the ids a section printed, on every call, cached or not.
+INJECTION_RECORDERS = {
+    "notes": "anima.notes:record_injections",
+}
 
 
-def budgeted_section(ctx: Context, name: str, remaining: int) -> Section:
-    limit = min(ctx.cfg[f"prompt.budget.{name}"], remaining)
+def _resolve(spec):
+    if callable(spec):
+        return spec
+    import importlib
+
+    module, name = spec.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def budgeted_section(ctx: Context, name: str, remaining: int) -> Section | None:
     source = ITEM_SOURCES.get(name)
-    items = source(ctx) if source else []
+    items = _resolve(source)(ctx) if source else []
+    if items is None:
+        return None
+    limit = min(ctx.cfg[f"prompt.budget.{name}"], remaining)
     chosen, used = fill(items, limit)
     return Section(name, "\n".join(i.text for i in chosen), used, ctx.cfg[f"prompt.budget.{name}"],
                    items=[i.id for i in chosen])
@@ -207,6 +225,8 @@ def assemble(ctx: Context, names: list[str]) -> Prompt:
             s = project_section(ctx)
         else:
             s = budgeted_section(ctx, name, remaining)
+            if s is None:
+                continue
             remaining -= s.used
             budget_used += s.used
         if s is None:
@@ -307,12 +327,14 @@ def build(home, cwd: str, lang: str | None, names: list[str] | None, environ=os.
     cwd = os.path.abspath(cwd)
     key = cache_key(home, cwd, lang, names, environ)
     path = cache_path(home, key)
-    hit = cached(path, key)
-    if hit is not None:
-        return hit
-    started = time.time_ns()
-    cfg = config.load(home.config, environ)
-    ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], inputs=[home.config])
-    prompt = assemble(ctx, names if names is not None else cfg["prompt.sections"])
-    store(path, key, prompt, ctx.inputs, started)
+    prompt = cached(path, key)
+    if prompt is None:
+        started = time.time_ns()
+        cfg = config.load(home.config, environ)
+        ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], inputs=[home.config])
+        prompt = assemble(ctx, names if names is not None else cfg["prompt.sections"])
+        store(path, key, prompt, ctx.inputs, started)
+    for section, ids in prompt.injected.items():
+        if section in INJECTION_RECORDERS:
+            _resolve(INJECTION_RECORDERS[section])(home, ids)
     return prompt
