@@ -196,6 +196,39 @@ class Config:
 
 
 def load(path: str, environ=os.environ) -> Config:
+    values = _load_file(path)
+    for key, var in ENV.items():
+        if environ.get(var):
+            try:
+                values[key] = SETTINGS[key].parse(environ[var], key)
+            except ConfigError as e:
+                raise ConfigError(f"{var}: {e}") from None
+    return Config(values, path)
+
+
+def _load_file(path: str) -> dict:
+    """The file's validated settings over the defaults, from cache/config.json while the file is
+    unchanged: parsing TOML in pure Python costs more than the rest of a quick command."""
+    import time
+
+    cache = os.path.join(os.path.dirname(path), "cache", "config.json")
+    started = time.time_ns()
+    sig = fs.signature(path)
+    try:
+        with open(cache, "rb") as f:
+            entry = json.loads(f.read())
+        if entry["path"] == path and entry["signature"] == sig and entry["keys"] == list(SETTINGS):
+            return entry["values"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    values = _parse_file(path)
+    if fs.settled([sig], started) and os.path.isdir(os.path.dirname(cache)):
+        fs.atomic_write(cache, json.dumps({"path": path, "signature": sig, "keys": list(SETTINGS),
+                                           "values": values}, ensure_ascii=False))
+    return values
+
+
+def _parse_file(path: str) -> dict:
     import tomllib
 
     text = fs.read_text(path)
@@ -212,13 +245,7 @@ def load(path: str, environ=os.environ) -> Config:
                 values[key] = SETTINGS[key].check(value, key)
             except ConfigError as e:
                 raise ConfigError(f"{path}: {e}") from None
-    for key, var in ENV.items():
-        if environ.get(var):
-            try:
-                values[key] = SETTINGS[key].parse(environ[var], key)
-            except ConfigError as e:
-                raise ConfigError(f"{var}: {e}") from None
-    return Config(values, path)
+    return values
 
 
 def setting(key: str) -> Setting:

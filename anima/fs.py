@@ -135,6 +135,26 @@ def locked(path: str, wait: bool = True, what: str | None = None):
         os.close(fd)
 
 
+# A derived file (a cache entry) may stand in for its inputs only if every input was last
+# modified this long before the inputs were examined: a file rewritten in place within one
+# file-system timestamp tick would otherwise keep its signature.
+RACY_NS = 50_000_000
+
+
+def signature(path: str) -> list | None:
+    """What tells that a file changed: mtime, size, inode, ctime; None when it is absent."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
+
+
+def settled(signatures, started_ns: int) -> bool:
+    """Whether files with these signatures, examined at `started_ns`, can be cached by them."""
+    return all(sig is None or sig[0] < started_ns - RACY_NS for sig in signatures)
+
+
 def read_bytes(path: str) -> bytes | None:
     """The file's bytes, or None when it does not exist. A symlink is refused."""
     try:

@@ -7,7 +7,7 @@ gives a short English phrase for the refusal message that never repeats the secr
 Kinds: email, phone, id_number, passport, bank_card, address, password, api_key, sensitive_word.
 
 Everything here is regular expressions plus a few checksums (GB 11643 for resident IDs, Luhn for
-bank cards). Only `re` is imported, the patterns are compiled once at import, and when several
+bank cards). Only `re` is imported, each pattern is compiled the first time a note needs it, and when several
 detectors claim the same characters the more specific one wins (an API key over a password, an
 ID number over a bank card, ...), so each piece of text is reported once.
 """
@@ -67,39 +67,55 @@ class Finding:
 # \b treats Chinese characters as word characters ("手机13812345678" has no \b before the 1).
 # --------------------------------------------------------------------------------------------------
 
+class _lazy:
+    """A pattern compiled on first use. Most notes pass the cheap gates in front of most
+    patterns, so compiling them all at import (~10 ms, on every `note add`) is mostly waste."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self._args = (pattern, flags)
+        self._compiled = None
+
+    def __getattr__(self, name):
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
+
 _A = re.ASCII
 _AI = re.ASCII | re.IGNORECASE
 
-_EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])")
+_EMAIL = _lazy(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])")
 
 # Chinese mobile: optional +86 / 0086 / 86, then 1[3-9]x xxxx xxxx with optional spaces or dashes.
-_CN_MOBILE = re.compile(r"(?<![0-9A-Za-z+])(?:(?:\+|00)?86[ -]?)?1[3-9][0-9](?:[ -]?[0-9]{4}){2}(?![0-9])")
+_CN_MOBILE = _lazy(r"(?<![0-9A-Za-z+])(?:(?:\+|00)?86[ -]?)?1[3-9][0-9](?:[ -]?[0-9]{4}){2}(?![0-9])")
 # Chinese landline: area code 0xx / 0xxx then a 7-8 digit local number (a separator or (0xx) is required).
-_CN_LANDLINE = re.compile(r"(?<![0-9A-Za-z])(?:\(0[1-9][0-9]{1,2}\)[ -]?|0[1-9][0-9]{1,2}[ -])[1-9][0-9]{6,7}(?![0-9])")
+_CN_LANDLINE = _lazy(r"(?<![0-9A-Za-z])(?:\(0[1-9][0-9]{1,2}\)[ -]?|0[1-9][0-9]{1,2}[ -])[1-9][0-9]{6,7}(?![0-9])")
 # International: +CC then 6-14 digits, spaces / dashes / a parenthesised group allowed between them.
-_INTL_PHONE = re.compile(r"(?<![0-9A-Za-z+])\+[1-9][0-9]{0,2}(?:[ -]?(?:\([0-9]{1,5}\)|[0-9])){6,16}(?![0-9])")
+_INTL_PHONE = _lazy(r"(?<![0-9A-Za-z+])\+[1-9][0-9]{0,2}(?:[ -]?(?:\([0-9]{1,5}\)|[0-9])){6,16}(?![0-9])")
 # North-American style without the country code: (415) 555-0132, 415-555-0132, 415.555.0132.
-_NANP_PHONE = re.compile(r"(?<![0-9A-Za-z.\-])(?:\([2-9][0-9]{2}\) ?[2-9][0-9]{2}[ -]|[2-9][0-9]{2}([ .-])[2-9][0-9]{2}\1)"
+_NANP_PHONE = _lazy(r"(?<![0-9A-Za-z.\-])(?:\([2-9][0-9]{2}\) ?[2-9][0-9]{2}[ -]|[2-9][0-9]{2}([ .-])[2-9][0-9]{2}\1)"
                          r"[0-9]{4}(?![0-9]|[.-][0-9])")
 # Any number right after a phone keyword: "phone: 020 7946 0958", "电话 8888 6666".
-_PHONE_CONTEXT = re.compile(
+_PHONE_CONTEXT = _lazy(
     r"(?:(?<![A-Za-z])(?:phone|telephone|tel|mobile|cell|whatsapp)(?:\s*(?:number|no\.?|#))?"
     r"|(?:电话|手机|座机|联系方式)(?:号码|号)?)"
     r"\s*(?:[:：]|is|是|为)?\s*(\+?[0-9][0-9 ()\-]{5,20}[0-9])(?![0-9])", _AI)
 
-_ID_NUMBER = re.compile(r"(?<![0-9A-Za-z+])[1-9][0-9]{16}[0-9Xx](?![0-9A-Za-z])")
+_ID_NUMBER = _lazy(r"(?<![0-9A-Za-z+])[1-9][0-9]{16}[0-9Xx](?![0-9A-Za-z])")
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
 _MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 # 13-19 digits, run together or in groups of 4 (4-6-5 for Amex); a card starts with 2-6, 8 or 9
 # (no issuer uses 0, 1 or 7 for a payment card), which keeps millisecond timestamps out.
-_BANK_CARD = re.compile(
+_BANK_CARD = _lazy(
     r"(?<![0-9A-Za-z+])(?=[2-689])(?:[0-9]{13,19}|[0-9]{4}(?:[ -][0-9]{4}){2,3}(?:[ -][0-9]{1,3})?"
     r"|[0-9]{4}[ -][0-9]{6}[ -][0-9]{4,5})(?![0-9A-Za-z])")
 
-_CN_PASSPORT = re.compile(r"(?<![0-9A-Za-z])(?:[EGDSP][0-9]{8}|E[A-Z][0-9]{7})(?![0-9A-Za-z])")
-_PASSPORT_CONTEXT = re.compile(
+_CN_PASSPORT = _lazy(r"(?<![0-9A-Za-z])(?:[EGDSP][0-9]{8}|E[A-Z][0-9]{7})(?![0-9A-Za-z])")
+_PASSPORT_CONTEXT = _lazy(
     r"(?:(?<![A-Za-z])passport|护照)\s*(?:number|num|no\.?|#|号码|号)?\s*(?:[:：]|is|是|为)?\s*"
     r"((?=[A-Za-z]*[0-9])[A-Za-z0-9]{6,9})(?![A-Za-z0-9])", _AI)
 
@@ -107,7 +123,7 @@ _EN_STREET_SUFFIX = (r"Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive
                      r"|Square|Sq|Highway|Hwy|Parkway|Pkwy|Circle|Cir|Crescent|Alley|Plaza")
 # A house number, 1-4 capitalised words (or ordinals: 5th), a capitalised street suffix, then an
 # optional direction ("NW"); an "Apt 5, " / "Suite 200, " in front is taken along.
-_EN_ADDRESS = re.compile(
+_EN_ADDRESS = _lazy(
     r"(?:\b(?:Apt|Apartment|Suite|Ste|Unit|Flat)\.?\s*#?[0-9A-Za-z-]+,?\s+)?"
     r"(?<![\w.,-])[0-9]{1,6}[A-Za-z]?(?:-[0-9]+)?,?\s+"
     r"(?:(?!(?:In|The|To|Of|And|For|With|A|An|On|At|By|From|My|Your|Our|Its|His|Her|Their|Is|Are|Was|I)\s)"
@@ -118,7 +134,7 @@ _EN_ADDRESS = re.compile(
 # more number + unit pairs ("3号楼", "2单元501室"). The place name before the road word is added
 # by walking left in _cn_addresses.
 _CN_UNIT = r"(?:号楼|号院|单元|号|弄|栋|幢|室|楼|层|座)"
-_CN_ADDRESS = re.compile(
+_CN_ADDRESS = _lazy(
     r"(街道|大道|大街|胡同|小区|花园|家园|园区|公寓|新村|大厦|广场|路|街|巷|村|苑|园) ?[0-9０-９]{1,5} ?" + _CN_UNIT
     + r"(?: ?[0-9０-９一二三四五六七八九十A-Za-z]{1,4}" + _CN_UNIT + r")*")
 # 线路 思路 电路 ... 上街 逛街 ... 农村: words that end in a road word but are not a place.
@@ -127,11 +143,11 @@ _CN_NOT_ROAD = {"路": "线思电道网回通链一套短迷退出进销门", "�
 _CN_LEAD_STOP = set("在是为于住到的了把被给向将让对请说写记叫过我你他她们从往址：:，,。；;、 ")
 _CN_NAME_MAX = 14
 
-_PASSWORD_EN = re.compile(
+_PASSWORD_EN = _lazy(
     r"(?<![A-Za-z])(?:password|passwd|passcode|passphrase|pass word|pwd|pin(?: code| number)?)s?"
     r"(?:\s+(?:for|to|of|on)\s+[\w .@'-]{1,30}?)?"
     r"\s*(?P<sep>[:：=]|\bis\b|\bwas\b|是|为)\s*(?P<val>[!-~]+)", _AI)
-_PASSWORD_ZH = re.compile(r"(?:密码|密碼|口令)\s*(?:是|为|為|：|:|=)\s*(?P<val>[!-~]{3,})")
+_PASSWORD_ZH = _lazy(r"(?:密码|密碼|口令)\s*(?:是|为|為|：|:|=)\s*(?P<val>[!-~]{3,})")
 _PASSWORD_NOT_VALUES = frozenset((  # noqa: SIM905
     "wrong correct incorrect invalid valid required needed missing expired weak strong empty blank set reset changed "
     "hidden secret private sensitive case-sensitive unknown encrypted hashed stored protected optional mandatory too "
@@ -139,9 +155,9 @@ _PASSWORD_NOT_VALUES = frozenset((  # noqa: SIM905
     "redacted masked none null undefined unset ever also only already there here it this that rotated updated "
     "visible shared correctly").split())
 _TRAILING_PUNCT = ".,;:!?)]}>'\"`"
-_CLAUSE_END = re.compile(r"\s*(?:$|[.,;:!?)\]\n，。；：！？、）]|[^\x00-\x7f])")
+_CLAUSE_END = _lazy(r"\s*(?:$|[.,;:!?)\]\n，。；：！？、）]|[^\x00-\x7f])")
 
-_API_KEYS = re.compile(
+_API_KEYS = _lazy(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
     r"|(?<![A-Za-z0-9])sk-(?:proj-|ant-|live-|test-|svcacct-)?[A-Za-z0-9_-]{20,}"
     r"|(?<![A-Za-z0-9])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}"
@@ -150,8 +166,8 @@ _API_KEYS = re.compile(
     r"|(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}"
     r"|(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}"
     r"|(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", _A)
-_BEARER = re.compile(r"\bBearer\s+([A-Za-z0-9._~+/-]{16,}=*)", _AI)
-_API_ASSIGN = re.compile(
+_BEARER = _lazy(r"\bBearer\s+([A-Za-z0-9._~+/-]{16,}=*)", _AI)
+_API_ASSIGN = _lazy(
     r"(?:(?<![A-Za-z0-9])(?:api[_ -]?key|apikey|access[_ -]?key|secret[_ -]?key|private[_ -]?key|client[_ -]?secret"
     r"|access[_ -]?token|auth[_ -]?token|refresh[_ -]?token|api[_ -]?token|token|secret)"
     r"|密钥|秘钥|令牌)"
@@ -160,7 +176,7 @@ _API_ASSIGN = re.compile(
 # Sensitive words in an everyday engineering sense: "technical debt", "diagnosed the bug", "诊断问题",
 # "收入笔记" (filed into my notes). A word inside one of these is not reported; only function words
 # may sit between the parts, so "diagnosed with depression after tests" still reports both words.
-_BENIGN_WORD_USES = re.compile(
+_BENIGN_WORD_USES = _lazy(
     r"\b(?:technical|tech|design|documentation|test)\s+debts?\b"
     r"|\bdiagnos(?:e|ed|es|ing|is)\s+(?:of\s+)?(?:(?:the|a|an|this|that|these|those|my|its|their|our|your|one|two"
     r"|another|same|flaky|failing|broken|slow|intermittent|root)\s+){0,3}"
@@ -169,7 +185,7 @@ _BENIGN_WORD_USES = re.compile(
     r"|(?:问题|错误|故障|bug|代码|日志|报错|性能)诊断"
     r"|收入(?:到)?(?:笔记|囊中|记忆|清单|列表|文档|索引)", _AI)
 
-_HAS_DIGIT = re.compile(r"[0-9]")
+_HAS_DIGIT = _lazy(r"[0-9]")
 
 
 # Word lists are matched by a plain substring search for each word's first token in the lower-cased

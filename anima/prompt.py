@@ -60,12 +60,6 @@ FRAMES = {
     },
 }
 
-# A cache entry is trusted only if every input was last modified this long before the
-# inputs were examined: a file rewritten in place within one file-system timestamp tick
-# would otherwise keep its signature.
-RACY_NS = 50_000_000
-
-
 class Item:
     """One whole unit of a budgeted section, e.g. a note or a fact."""
 
@@ -247,14 +241,6 @@ def format_stats(stats: list) -> str:
 
 # --- cache ---------------------------------------------------------------------------------
 
-def _signature(path: str):
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
-
-
 def cache_path(home, key: dict) -> str:
     import zlib  # a short name is enough: the entry holds its whole key and is checked against it
 
@@ -282,7 +268,7 @@ def cached(path: str, key: dict) -> Prompt | None:
         if entry["key"] != key:
             return None
         for input_path, sig in entry["inputs"]:
-            if _signature(input_path) != sig:
+            if fs.signature(input_path) != sig:
                 return None
         return Prompt(entry["text"], entry["stats"], entry["warnings"], entry["injected"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -291,8 +277,8 @@ def cached(path: str, key: dict) -> Prompt | None:
 
 def store(path: str, key: dict, prompt: Prompt, inputs: list[str], started_ns: int) -> None:
     """Keep the prompt for the next call, unless an input changed too recently to trust."""
-    sigs = [(p, _signature(p)) for p in dict.fromkeys(inputs)]
-    if any(sig is not None and sig[0] >= started_ns - RACY_NS for _, sig in sigs):
+    sigs = [(p, fs.signature(p)) for p in dict.fromkeys(inputs)]
+    if not fs.settled((sig for _, sig in sigs), started_ns):
         return
     entry = {"key": key, "inputs": sigs, "text": prompt.text, "stats": prompt.stats,
              "warnings": prompt.warnings, "injected": prompt.injected}
@@ -312,7 +298,7 @@ def _prune(directory: str) -> None:
         return
     if len(names) <= CACHE_ENTRIES:
         return
-    paths = sorted((os.path.join(directory, n) for n in names), key=lambda p: _signature(p) or [0])
+    paths = sorted((os.path.join(directory, n) for n in names), key=lambda p: fs.signature(p) or [0])
     for p in paths[: len(paths) - CACHE_ENTRIES]:
         try:
             os.unlink(p)

@@ -46,9 +46,14 @@ def anima_bin():
 
 
 def snapshot(root) -> dict:
-    """Every file under `root` (path -> bytes), to prove a refused command changed nothing."""
+    """Every file under `root` (path -> bytes), to prove a refused command changed nothing.
+
+    cache/ is left out: it is derived, and any command may fill it (deleting it loses nothing).
+    """
     files = {}
-    for dirpath, _, names in os.walk(root):
+    for dirpath, dirnames, names in os.walk(root):
+        if dirpath == str(root) and "cache" in dirnames:
+            dirnames.remove("cache")
         for name in names:
             path = os.path.join(dirpath, name)
             if not os.path.islink(path):

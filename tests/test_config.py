@@ -93,3 +93,47 @@ def test_bool_and_list_values_parse(run, inited):
     assert run("config", "set", "prompt.sections", "project, self").exit_code == 0
     assert run("config", "get", "prompt.sections").stdout == "project,self\n"
     assert 'sections = ["project", "self"]' in (inited / "config.toml").read_text()
+
+
+def backdate(path):
+    import os
+    import time
+
+    past = time.time() - 3600
+    os.utime(path, (past, past))
+
+
+def test_parsed_config_is_cached_and_an_edit_is_seen_at_once(run, inited):
+    path = inited / "config.toml"
+    backdate(path)
+    assert run("config", "get", "prompt.budget.notes").stdout == "120\n"
+    cache = inited / "cache" / "config.json"
+    assert json.loads(cache.read_text())["values"]["prompt.budget.notes"] == 120
+    # Prove the cache is what answers: doctor it.
+    cache.write_text(cache.read_text().replace('"prompt.budget.notes": 120', '"prompt.budget.notes": 121'))
+    assert run("config", "get", "prompt.budget.notes").stdout == "121\n"
+    path.write_text(path.read_text().replace("notes = 120", "notes = 99"))
+    assert run("config", "get", "prompt.budget.notes").stdout == "99\n"
+
+
+def test_a_just_written_config_is_not_cached(run, inited):
+    run("config", "set", "prompt.budget.notes", "77")
+    run("config", "get", "prompt.budget.notes")
+    cache = inited / "cache" / "config.json"
+    assert not cache.exists() or json.loads(cache.read_text())["values"]["prompt.budget.notes"] == 77
+
+
+def test_a_corrupt_config_cache_is_ignored(run, inited):
+    backdate(inited / "config.toml")
+    run("config", "get", "core.lang")
+    (inited / "cache" / "config.json").write_text("{oops")
+    assert run("config", "get", "core.lang").stdout == "en\n"
+
+
+def test_an_invalid_config_is_never_cached(run, inited):
+    path = inited / "config.toml"
+    path.write_text('[core]\nlang = "fr"\n')
+    backdate(path)
+    for _ in range(2):
+        assert run("config", "list").exit_code == 78
+    assert not (inited / "cache" / "config.json").exists()

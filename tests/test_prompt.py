@@ -23,7 +23,7 @@ def project(tmp_path):
 
 
 def age(*roots):
-    """Backdate every file so that the prompt cache trusts it (see prompt.RACY_NS)."""
+    """Backdate every file so that the prompt cache trusts it (see fs.RACY_NS)."""
     past = time.time() - 3600
     for root in roots:
         for dirpath, _, names in os.walk(root):
