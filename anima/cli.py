@@ -12,7 +12,7 @@ import sys
 import click
 
 from anima import __version__
-from anima.errors import AnimaError, SOFTWARE
+from anima.errors import SOFTWARE, AnimaError
 
 # name -> (module:attribute, one-line help)
 COMMANDS = {

@@ -56,9 +56,11 @@ class Setting:
             try:
                 value = int(raw.strip())
             except ValueError:
-                raise ConfigError(f"{key}: must be an integer from {self.low} to {self.high}, not {_show(raw)}") from None
+                raise ConfigError(
+                    f"{key}: must be an integer from {self.low} to {self.high}, not {_show(raw)}") from None
         elif self.kind == "bool":
-            words = {"true": True, "on": True, "yes": True, "1": True, "false": False, "off": False, "no": False, "0": False}
+            words = {"true": True, "on": True, "yes": True, "1": True,
+                     "false": False, "off": False, "no": False, "0": False}
             if raw.strip().lower() not in words:
                 raise ConfigError(f"{key}: must be true or false, not {_show(raw)}")
             value = words[raw.strip().lower()]

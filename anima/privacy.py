@@ -86,7 +86,8 @@ class _lazy:
 _A = re.ASCII
 _AI = re.ASCII | re.IGNORECASE
 
-_EMAIL = _lazy(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])")
+_EMAIL = _lazy(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+               r"(?![A-Za-z0-9-])")
 
 # Chinese mobile: optional +86 / 0086 / 86, then 1[3-9]x xxxx xxxx with optional spaces or dashes.
 _CN_MOBILE = _lazy(r"(?<![0-9A-Za-z+])(?:(?:\+|00)?86[ -]?)?1[3-9][0-9](?:[ -]?[0-9]{4}){2}(?![0-9])")

@@ -48,7 +48,7 @@ def race_self_set(anima_bin, texts: list[str]) -> list[subprocess.CompletedProce
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and not all("pipe" in wchan(p.pid) for p in procs):
         time.sleep(0.02)
-    for proc, text in zip(procs, texts):
+    for proc, text in zip(procs, texts, strict=True):
         proc.stdin.write((text + "\n").encode("utf-8"))
     for proc in procs:
         proc.stdin.close()
