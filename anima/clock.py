@@ -12,15 +12,16 @@ def now() -> float:
     return time.time()
 
 
-def parse(text: str, what: str) -> float:
+def parse(text: str, what: str, error=None) -> float:
+    """Seconds since the epoch of an RFC 3339 time; `error` (default UsageError) if it is not one."""
     from datetime import datetime, timezone
 
     from anima.errors import UsageError
 
     try:
         moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"{what}: not an RFC 3339 time: {text!r}") from None
+    except (TypeError, ValueError):
+        raise (error or UsageError)(f"{what}: not an RFC 3339 time: {text!r}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.timestamp()

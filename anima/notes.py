@@ -89,10 +89,17 @@ class Store:
             raise DataError(f"{path}: not valid JSON ({e})") from None
         if not isinstance(data, dict) or not isinstance(data.get("notes"), dict):
             raise DataError(f"{path}: expected an object with a \"notes\" object")
+        if not all(isinstance(entry, dict) for entry in data["notes"].values()):
+            raise DataError(f"{path}: every entry of \"notes\" must be an object")
         return data
 
     def meta(self, text: str | None = None) -> dict:
-        return self._json(self.meta_path, text)
+        meta = self._json(self.meta_path, text)
+        for nid, entry in meta["notes"].items():
+            importance = entry.get("importance", DEFAULT_IMPORTANCE) if isinstance(entry, dict) else None
+            if isinstance(importance, bool) or importance not in (0, 1, 2, 3):
+                raise DataError(f"{self.meta_path}: {nid}: importance must be 0, 1, 2 or 3")
+        return meta
 
     def usage(self) -> dict:
         return self._json(self.heat_path)
@@ -101,7 +108,7 @@ class Store:
         """When a note was added; for a line a person wrote, when notes.md last changed."""
         entry = meta["notes"].get(nid)
         if entry and entry.get("created"):
-            return clock.parse(entry["created"], self.meta_path)
+            return clock.parse(entry["created"], f"{self.meta_path}: {nid}: created", DataError)
         try:
             return os.stat(self.file).st_mtime
         except FileNotFoundError:
@@ -183,6 +190,8 @@ class Store:
             if archived:
                 self._archive(archived, "over the cap", now)
             self._write_notes(kept)
+            if archived:
+                self._forget_usage({n.id for n in archived})
             meta["notes"] = {n.id: meta["notes"].get(n.id) for n in kept if n.id != nid}
             meta["notes"][nid] = {"created": clock.iso(now), "importance": DEFAULT_IMPORTANCE, "author": "agent"}
             self._write_json(self.meta_path, meta)
@@ -213,7 +222,15 @@ class Store:
                 self._archive(notes, "cleared", now)
             self._write_notes([])
             self._write_json(self.meta_path, {"notes": {}})
+            self._forget_usage({n.id for n in notes})
         return len(notes)
+
+    def _forget_usage(self, ids: set) -> None:
+        """Drop the hits of notes that left notes.md: the same text added again is a new note."""
+        usage = self.usage()
+        if ids & set(usage["notes"]):
+            usage["notes"] = {i: u for i, u in usage["notes"].items() if i not in ids}
+            self._write_json(self.heat_path, usage)
 
     # --- the prompt ----------------------------------------------------------------------
 

@@ -389,3 +389,37 @@ def run_ok(anima_bin, env):
     import subprocess
 
     return subprocess.run([anima_bin, "note", "add", "I survived the crashes."], env=env).returncode == 0
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"created": "yesterday", "importance": 1}, "created: not an RFC 3339 time: 'yesterday'"),
+    ({"created": T0, "importance": "high"}, "importance must be 0, 1, 2 or 3"),
+    ({"created": T0, "importance": 7}, "importance must be 0, 1, 2 or 3"),
+])
+def test_a_bad_meta_entry_is_bad_data(run, inited, entry, message):
+    nid = add(run, "I keep my answers short.")
+    meta = notes_dir(inited) / "meta.json"
+    meta.write_text(json.dumps({"notes": {nid: entry}}))
+    r = run("note", "list", env=at(T0))
+    assert r.exit_code == 65 and r.stderr.startswith(f"anima: {meta}: ") and message in r.stderr
+
+
+def test_a_note_that_leaves_takes_its_hits_along(run, inited):
+    nid = add(run, "I keep my answers short.")
+    run("prompt", env=at(T0))
+    assert usage(inited)[nid]["hits"] == 1
+    run("note", "clear", "--yes", env=at(T0))
+    assert nid not in usage(inited)
+    assert add(run, "I keep my answers short.") == nid
+    assert json.loads(run("note", "list", "--json", env=at(T0)).stdout)["hits"] == 0
+
+
+def test_note_add_on_a_terminal_says_how_to_give_the_text(anima_bin, home):
+    import pty
+    import subprocess
+
+    primary, secondary = pty.openpty()
+    p = subprocess.run([anima_bin, "note", "add"], stdin=secondary, capture_output=True, timeout=20)
+    os.close(primary)
+    os.close(secondary)
+    assert (p.returncode, p.stderr) == (2, b"anima: note add: give the text as arguments or on stdin\n")

@@ -9,7 +9,7 @@ from anima import fs
 from anima.errors import UsageError
 
 
-def read_input(file: str | None, limit: int, what: str) -> str:
+def read_input(file: str | None, limit: int, what: str, how: str = "on stdin or with --file F") -> str:
     """Content from --file F (`-` is stdin) or piped stdin, read at most `limit` bytes.
 
     A command that needs content but got a terminal on stdin is a usage error: it would
@@ -18,7 +18,7 @@ def read_input(file: str | None, limit: int, what: str) -> str:
     if file is None or file == "-":
         stream = sys.stdin.buffer
         if file is None and stream.isatty():
-            raise UsageError(f"{what}: give the text on stdin or with --file F")
+            raise UsageError(f"{what}: give the text {how}")
         return fs.decode(fs.read_limited(stream, limit, "stdin"), "stdin")
     try:
         with open(file, "rb") as f:

@@ -49,7 +49,7 @@ def add(home, text):
     from anima.commands._io import read_input
 
     if text in ((), ("-",)):
-        body = read_input(None, 64 * 1024, "note add")
+        body = read_input(None, 64 * 1024, "note add", "as arguments or on stdin")
     else:
         body = " ".join(text)
     nid, archived = _store(home).add(body, _load(home), clock.now())
