@@ -356,7 +356,9 @@ def test_fifty_processes_adding_at_once(anima_bin, inited):
     assert set(meta) == {out.decode().strip() for out, _ in results}
 
 
+@pytest.mark.slow
 def test_kill_9_never_leaves_a_torn_note(anima_bin, inited):
+    """200 `note add`s, each killed with SIGKILL at a random moment of its run (~70 ms)."""
     import random
     import signal
     import subprocess
@@ -365,12 +367,12 @@ def test_kill_9_never_leaves_a_torn_note(anima_bin, inited):
     subprocess.run([anima_bin, "note", "config", "max_entries", "5"], env=env, check=True)
     rng = random.Random(3)
     written = set()
-    for i in range(40):
+    for i in range(200):
         text = f"I am note {i} {''.join(rng.choice('abcdefghijklmnopqrstuvwxyz') for _ in range(30))}."
         written.add(text)
         p = subprocess.Popen([anima_bin, "note", "add", text], env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.0, 0.25))
+        time.sleep(rng.uniform(0.02, 0.1))
         p.send_signal(signal.SIGKILL)
         p.wait()
         current = lines(inited) if (notes_dir(inited) / "notes.md").exists() else []
