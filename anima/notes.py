@@ -239,6 +239,8 @@ class Store:
         import hashlib
 
         notes = parse_notes(notes_text)
+        if not notes:
+            return []
         key = hashlib.sha256(f"{half_life}\0{notes_text}\0{meta_text or ''}".encode()).hexdigest()
         usage = self.usage()
         frozen = usage.get("ranking") or {}

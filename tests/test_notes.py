@@ -425,3 +425,8 @@ def test_note_add_on_a_terminal_says_how_to_give_the_text(anima_bin, home):
     os.close(primary)
     os.close(secondary)
     assert (p.returncode, p.stderr) == (2, b"anima: note add: give the text as arguments or on stdin\n")
+
+
+def test_prompt_on_a_home_without_notes_writes_no_notes_files(run, inited):
+    run("prompt")
+    assert sorted(p.name for p in notes_dir(inited).iterdir()) == ["archive"]
