@@ -1,0 +1,559 @@
+"""Transcripts: the conversation logs `anima recall` searches, read into turns.
+
+Where. Every `*.jsonl`, `*.jsonl.zst` and `*.jsonl.zstd` file under $ANIMA_HOME/sessions/
+(recursively), plus the files matched by the recall.sources globs (`~` expanded, a relative
+glob is relative to $ANIMA_HOME, `**` spans directories). A glob matching a directory stands
+for the session files under it, recursively; a matched file with another suffix is ignored.
+Names starting with "." are skipped in directory walks; a symlink is followed, and a file
+reached twice is read once. `.zst` and `.zstd` files are zstandard, any number of frames.
+
+Formats, detected per file. The first line that is a JSON object and says enough decides:
+- `{"type": "session", ...}` -> anima; that line is the session header (`id`, `delegated`),
+  not a turn.
+- it has a "role" (and no "message" object) -> anima if it also has a "ts", else openai
+  (plain chat-completions messages). Both are read alike: one message per line.
+- it has a string "type" and no "role" -> claude (Claude Code project transcripts:
+  `{"type", "message": {"role", "content"}, "isSidechain", "timestamp", "sessionId"}`).
+- anything else (say `{}`) decides nothing: the next object line decides.
+A file where nothing decides (an empty file) is an anima file with no turns.
+
+Only message bodies are turns. A body is a string content, or the `text` of the
+`{"type": "text"}` parts of a list content (blank ones left out), joined with "\\n".
+Skipped: reasoning (`reasoning_content`, thinking and redacted_thinking parts), tool calls and
+tool results (`tool_calls`, tool_use and tool_result parts, roles "tool" and "function"),
+images, system and developer messages, Claude Code lines whose type is not user or assistant and lines marked
+isMeta or isCompactSummary (the summary Claude Code writes into a "user" line when it compacts
+a conversation), and injected content: a line, message or part carrying
+`"source": {"kind": K}` where K is not the speaker's own ("user" for a user line; "assistant",
+"agent" or "me" for an assistant line). A turn whose body is blank after this is no turn.
+
+Who. "user" for user turns, "me" for assistant turns, and "delegated" for every turn of an
+anima session whose header says `"delegated": true` and for every Claude Code line with
+`"isSidechain": true` (a sub-agent's session: its "user" messages are briefs written by the
+delegating agent).
+
+Line and time. A turn's line is its 1-based line number in the decompressed file, so
+`zstdcat F | sed -n Np` shows it. Its time is its own `ts` (anima, openai) or `timestamp`
+(claude): RFC 3339 (no zone means UTC) or epoch seconds (a number above 1e11 is taken as
+milliseconds); without one, or with one that does not parse, the file's mtime.
+
+Session id. The header's `id`; else, in a Claude Code file, the `sessionId` of the first line
+that has one, with `.agent-<agentId>` added when that line is a sidechain line carrying an
+`agentId` (Claude Code keeps each sub-agent in a file of its own under the parent's sessionId,
+and the two must not collide); else the file name without its suffix. An id must be a
+non-empty string without spaces or control characters, or it is not used. Two files with the
+same id: the first in path order is read, the later one is skipped with a warning.
+
+Damage. A line that is not valid UTF-8, not JSON or not a JSON object is skipped with a
+warning naming the file and line (at most 10 such warnings a file, then one saying how many
+more). A corrupt or truncated zstd file keeps every complete line before the damage, with one
+warning naming the file and the last line kept; if no line is complete before it, or the file
+cannot be read at all, the file is skipped with one warning. An empty file is a session with
+no turns, and no warning.
+
+Cache. What is read from a file (not its raw bytes) is kept as one compact JSON entry under
+cache/sessions/, named by the CRC-32 of the file's path in 8 hex digits plus ".json":
+`{"v": 1, "path", "sig": [mtime_ns, size, inode, ctime_ns], "id", "format", "delegated",
+"warnings": [...], "turns": [[line, ts, who, text], ...]}`. An entry is
+used only while the signature is unchanged, and written only for a file last modified more than
+50 ms before it was read (fs.settled). At most recall.cache_sessions entries are kept (0: no
+cache): a new entry displaces the least recently written one, except that one pass over the
+files never displaces an entry it has itself read or written; once all are in use it writes no
+more (so a scan over more files than the cache holds still hits, instead of evicting each entry
+just before it is needed). A cached file's warnings are given again on every read. An
+unreadable entry is ignored and rewritten; deleting cache/ loses nothing.
+"""
+
+import json
+import math
+import os
+import re
+from datetime import datetime, timezone
+
+from anima import fs
+from anima.errors import AnimaError, DataError, Refused, UsageError
+
+SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
+ZSTD_SUFFIXES = (".jsonl.zst", ".jsonl.zstd")
+WHO = {"user": "user", "assistant": "me"}
+OWN_KINDS = {"user": ("user",), "assistant": ("assistant", "agent", "me")}
+MAX_LINE_WARNINGS = 10
+CHUNK = 1 << 20
+CACHE_FORMAT = 1  # bump when what is extracted from a file changes
+ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
+MAX_ID_CHARS = 200
+MAX_APPEND_BYTES = 1 << 20  # the longest text `anima session append` reads from stdin
+
+
+class Turn:
+    """One message body: where it is (session, path, line), when, who said it, and what."""
+
+    __slots__ = ("session", "line", "ts", "who", "text", "path")
+
+    def __init__(self, session: str, line: int, ts: float, who: str, text: str, path: str):
+        self.session, self.line, self.ts, self.who, self.text, self.path = session, line, ts, who, text, path
+
+    def __repr__(self):
+        return f"Turn({self.session!r}, {self.line}, {self.ts}, {self.who!r}, {self.text!r}, {self.path!r})"
+
+
+class Session:
+    """One transcript file read into turns (in line order)."""
+
+    __slots__ = ("id", "path", "format", "delegated", "turns")
+
+    def __init__(self, id: str, path: str, format: str, delegated: bool, turns: list[Turn]):
+        self.id, self.path, self.format, self.delegated, self.turns = id, path, format, delegated, turns
+
+    def __repr__(self):
+        return f"Session({self.id!r}, {self.path!r}, {self.format!r}, delegated={self.delegated}, " \
+               f"{len(self.turns)} turns)"
+
+
+class _Damaged(Exception):
+    """The compressed data ends or breaks before the end of the file."""
+
+
+class _Unreadable(Exception):
+    """Nothing can be read from the file; the message is the warning."""
+
+
+def _root(home) -> str:
+    return home.root if hasattr(home, "root") else os.path.abspath(home)
+
+
+def _setting(cfg, key: str, default):
+    return default if cfg is None else cfg.values.get(key, default)
+
+
+# --- where ---------------------------------------------------------------------------------
+
+def session_files(home, cfg) -> list[str]:
+    """Every transcript file: sessions/ and the recall.sources globs; real paths, sorted, once each."""
+    import glob
+
+    root = _root(home)
+    found: set[str] = set()
+    seen_dirs: set[str] = set()
+    _walk(os.path.join(root, "sessions"), found, seen_dirs)
+    for pattern in _setting(cfg, "recall.sources", []):
+        pattern = os.path.join(root, os.path.expanduser(pattern))  # an absolute pattern stays as it is
+        for match in glob.glob(pattern, recursive=True):
+            if os.path.isdir(match):
+                _walk(match, found, seen_dirs)
+            elif match.endswith(SUFFIXES) and os.path.isfile(match):
+                found.add(os.path.realpath(match))
+    return sorted(found)
+
+
+def _walk(top: str, found: set, seen_dirs: set) -> None:
+    for dirpath, dirnames, names in os.walk(top, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in seen_dirs:  # reached twice, or a symlink loop
+            dirnames[:] = []
+            continue
+        seen_dirs.add(real)
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in names:
+            if name.endswith(SUFFIXES) and not name.startswith("."):
+                path = os.path.join(dirpath, name)
+                if os.path.isfile(path):
+                    found.add(os.path.realpath(path))
+
+
+def _plain_id(value) -> bool:
+    return isinstance(value, str) and value != "" and value.isprintable() and not any(c.isspace() for c in value)
+
+
+def session_id(path: str, header: dict | None) -> str:
+    """The id of the session in `path`.
+
+    `header` is the anima header line, or the first Claude Code line with a sessionId, or None.
+    """
+    if header:
+        if header.get("type") == "session" and _plain_id(header.get("id")):
+            return header["id"]
+        sid = header.get("sessionId")
+        if _plain_id(sid):
+            agent = header.get("agentId")
+            if header.get("isSidechain") is True and _plain_id(agent):
+                return f"{sid}.agent-{agent}"
+            return sid
+    name = os.path.basename(path)
+    for suffix in SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+# --- reading -------------------------------------------------------------------------------
+
+def _chunks(path: str):
+    """The decompressed bytes of `path` in pieces; raise _Damaged where the zstd data breaks.
+
+    Frame by frame: a decompressor that has taken input but not reached the end of its frame
+    when the file ends means a truncated file, which zstandard's stream_reader would end
+    silently (and a one-shot decompress() reads only the first frame).
+    """
+    with open(path, "rb") as f:
+        if not path.endswith(ZSTD_SUFFIXES):
+            while chunk := f.read(CHUNK):
+                yield chunk
+            return
+        import zstandard
+
+        dctx = zstandard.ZstdDecompressor()
+        frame = None
+        while raw := f.read(CHUNK):
+            while raw:
+                if frame is None:
+                    frame = dctx.decompressobj()
+                try:
+                    data = frame.decompress(raw)
+                except zstandard.ZstdError as e:
+                    raise _Damaged(f"corrupt zstd data ({e})") from None
+                if data:
+                    yield data
+                if frame.eof:
+                    raw, frame = frame.unused_data, None
+                else:
+                    raw = b""
+        if frame is not None:
+            raise _Damaged("truncated zstd data (the last frame is incomplete)")
+
+
+def _lines(chunks):
+    """Each line's bytes, without its newline; an unfinished line at a damaged end never comes."""
+    pending: list[bytes] = []
+    for chunk in chunks:
+        parts = chunk.split(b"\n")
+        if len(parts) == 1:
+            pending.append(chunk)
+            continue
+        if pending:
+            pending.append(parts[0])
+            parts[0] = b"".join(pending)
+        pending = [parts[-1]] if parts[-1] else []
+        del parts[-1]
+        yield from parts
+    if pending:
+        yield b"".join(pending)
+
+
+def _detect(obj: dict) -> str | None:
+    if obj.get("type") == "session":
+        return "anima"
+    if "role" in obj and not isinstance(obj.get("message"), dict):
+        return "anima" if "ts" in obj else "openai"
+    if isinstance(obj.get("type"), str) and "role" not in obj:
+        return "claude"
+    return None
+
+
+def _injected(obj: dict, role: str) -> bool:
+    source = obj.get("source")
+    return isinstance(source, dict) and "kind" in source and source["kind"] not in OWN_KINDS[role]
+
+
+def _body(content, role: str) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    texts = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif (isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+              and not _injected(part, role)):
+            texts.append(part["text"])
+    return "\n".join(t for t in texts if t.strip())
+
+
+def _ts(value) -> float | None:
+    """Epoch seconds of an RFC 3339 string or an epoch number; None when it is neither."""
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            try:
+                value = float(value)
+            except ValueError:
+                return None
+        else:
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=timezone.utc)
+            return moment.timestamp()
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return value / 1000 if value > 1e11 else float(value)
+
+
+def _extract(path: str, sig: list) -> dict:
+    """Read `path` into a cache entry: id, format, turns as [line, ts, who, text], warnings.
+
+    Raise _Unreadable when nothing can be read from it.
+    """
+    warnings: list[str] = []
+    bad = 0
+    fmt = header = id_line = None
+    delegated = False
+    turns: list[list] = []
+    number = 0
+    try:
+        for number, raw in enumerate(_lines(_chunks(path)), 1):
+            if not raw.strip():
+                continue
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            why = None
+            try:
+                obj = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                why = f"not valid UTF-8 (byte {e.start})"
+            except ValueError:
+                why = "not JSON"
+            else:
+                if not isinstance(obj, dict):
+                    why = "not a JSON object"
+            if why:
+                bad += 1
+                if bad <= MAX_LINE_WARNINGS:
+                    warnings.append(f"{path}:{number}: {why}; line skipped")
+                continue
+            if fmt is None:
+                fmt = _detect(obj)
+                if fmt is None:
+                    continue
+                if obj.get("type") == "session":
+                    header, delegated = obj, obj.get("delegated") is True
+                    continue
+            if fmt == "claude":
+                if id_line is None and _plain_id(obj.get("sessionId")):
+                    id_line = obj
+                role = obj.get("type")
+                message = obj.get("message")
+                if (role not in WHO or not isinstance(message, dict) or obj.get("isMeta") is True
+                        or obj.get("isCompactSummary") is True or _injected(obj, role) or _injected(message, role)):
+                    continue
+                who = "delegated" if obj.get("isSidechain") is True else WHO[role]
+                content, ts = message.get("content"), obj.get("timestamp")
+            else:
+                role = obj.get("role")
+                if role not in WHO or _injected(obj, role):
+                    continue
+                who = "delegated" if delegated else WHO[role]
+                content, ts = obj.get("content"), obj.get("ts", obj.get("timestamp"))
+            text = _body(content, role)
+            if text.strip():
+                turns.append([number, _ts(ts), who, text])
+    except _Damaged as e:
+        if number == 0:
+            raise _Unreadable(f"{path}: {e}; file skipped") from None
+        warnings.append(f"{path}: {e} after line {number}; kept lines 1-{number}")
+    except OSError as e:
+        raise _Unreadable(f"{path}: cannot read ({e.strerror or e}); file skipped") from None
+    if bad > MAX_LINE_WARNINGS:
+        warnings.append(f"{path}: {bad - MAX_LINE_WARNINGS} more bad lines skipped")
+    mtime = sig[0] / 1e9
+    for turn in turns:
+        if turn[1] is None:
+            turn[1] = mtime
+    return {"v": CACHE_FORMAT, "path": path, "sig": sig, "id": session_id(path, header or id_line),
+            "format": fmt or "anima", "delegated": delegated, "warnings": warnings, "turns": turns}
+
+
+def _session(entry: dict) -> Session:
+    sid, path = entry["id"], entry["path"]
+    turns = [Turn(sid, line, ts, who, text, path) for line, ts, who, text in entry["turns"]]
+    return Session(sid, path, entry["format"], entry["delegated"], turns)
+
+
+def read_session(path: str, cache_dir: str | None, cache_max: int, warn) -> Session | None:
+    """The session in `path`, from the cache under `cache_dir` while the file is unchanged.
+
+    None, after one warning, when nothing can be read from the file.
+    """
+    cache = _Cache(cache_dir, cache_max) if cache_dir and cache_max > 0 else None
+    return _read(os.path.abspath(path), cache, warn)
+
+
+def _read(path: str, cache, warn) -> Session | None:
+    import time
+
+    started = time.time_ns()
+    sig = fs.signature(path)
+    if cache is not None and sig is not None:
+        entry = cache.get(path, sig)
+        if entry is not None:
+            try:
+                session, messages = _session(entry), entry["warnings"]
+                if not isinstance(messages, list):
+                    raise TypeError
+            except (KeyError, TypeError, ValueError):
+                pass
+            else:
+                for message in messages:
+                    warn(message)
+                return session
+    try:
+        entry = _extract(path, sig or [0, 0, 0, 0])
+    except _Unreadable as e:
+        warn(str(e))
+        return None
+    for message in entry["warnings"]:
+        warn(message)
+    if cache is not None and fs.settled([sig], started) and fs.signature(path) == sig:
+        cache.put(path, entry)
+    return _session(entry)
+
+
+def sessions(home, cfg, warn):
+    """Every session, in session_files order; a second file with an id already read is skipped."""
+    root = _root(home)
+    cache_max = _setting(cfg, "recall.cache_sessions", 60)
+    cache = None
+    if cache_max > 0 and os.path.isdir(root):
+        cache = _Cache(os.path.join(root, "cache", "sessions"), cache_max)
+        cache.trim()
+    first: dict[str, str] = {}
+    for path in session_files(home, cfg):
+        session = _read(path, cache, warn)
+        if session is None:
+            continue
+        if session.id in first:
+            warn(f"{path}: session {session.id} was already read from {first[session.id]}; file skipped")
+            continue
+        first[session.id] = path
+        yield session
+
+
+def find_turn(home, cfg, session_id: str, line: int, warn) -> Turn | None:
+    """The turn on `line` of session `session_id`, or None when there is no such turn."""
+    for session in sessions(home, cfg, warn):
+        if session.id == session_id:
+            return next((t for t in session.turns if t.line == line), None)
+    return None
+
+
+# --- cache ---------------------------------------------------------------------------------
+
+class _Cache:
+    """cache/sessions/ during one pass over the files.
+
+    At most `limit` entries; a new one displaces the least recently written entry that this
+    pass has not itself read or written. When every entry is in use the pass writes no more:
+    a scan over more files than the cache holds would otherwise evict each entry just before
+    it is needed, and never hit.
+    """
+
+    def __init__(self, directory: str, limit: int):
+        self.dir, self.limit = directory, limit
+        self.used: set[str] = set()
+        self.full = False
+
+    def entry_path(self, path: str) -> str:
+        import zlib  # a short name is enough: the entry holds the path it is for and is checked against it
+
+        return os.path.join(self.dir, f"{zlib.crc32(path.encode('utf-8', 'surrogateescape')):08x}.json")
+
+    def get(self, path: str, sig: list) -> dict | None:
+        entry_path = self.entry_path(path)
+        try:
+            with open(entry_path, "rb") as f:
+                entry = json.loads(f.read())
+            if entry["v"] == CACHE_FORMAT and entry["path"] == path and entry["sig"] == sig:
+                self.used.add(entry_path)
+                return entry
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return None
+
+    def put(self, path: str, entry: dict) -> None:
+        """Write the entry, making room first. The cache is derived: failing to write it (a
+        read-only home, a full disk) changes nothing."""
+        if self.full:
+            return
+        entry_path = self.entry_path(path)
+        try:
+            entries = self._entries()
+            excess = len(entries) + (entry_path not in entries) - self.limit
+            if excess > 0:
+                victims = sorted((mtime, p) for p, mtime in entries.items() if p not in self.used and p != entry_path)
+                if len(victims) < excess:
+                    self.full = True
+                    return
+                self._drop(p for _, p in victims[:excess])
+            fs.ensure_dir(self.dir)
+            fs.atomic_write(entry_path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+            self.used.add(entry_path)
+        except (OSError, ValueError, AnimaError):
+            pass
+
+    def trim(self) -> None:
+        """Drop the least recently written entries beyond the limit (it may have been lowered)."""
+        entries = self._entries()
+        if len(entries) > self.limit:
+            self._drop(p for _, p in sorted((m, p) for p, m in entries.items())[: len(entries) - self.limit])
+
+    def _entries(self) -> dict[str, int]:
+        """Entry path -> mtime_ns."""
+        try:
+            names = [n for n in os.listdir(self.dir) if n.endswith(".json")]
+        except OSError:
+            return {}
+        entries = {}
+        for name in names:
+            sig = fs.signature(os.path.join(self.dir, name))
+            if sig is not None:
+                entries[os.path.join(self.dir, name)] = sig[0]
+        return entries
+
+    @staticmethod
+    def _drop(paths) -> None:
+        for path in paths:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+
+# --- writing -------------------------------------------------------------------------------
+
+def check_session_id(sid: str) -> str:
+    """`sid` if it is a plain name a session file can be named by, else Refused."""
+    if not ID_PATTERN.fullmatch(sid) or sid.startswith(".") or len(sid) > MAX_ID_CHARS:
+        raise Refused(f"session id {sid!r}: must be a plain name of letters, digits, '.', '_' and '-', "
+                      f"not starting with '.', at most {MAX_ID_CHARS} characters")
+    return sid
+
+
+def append(home, session_id: str, role: str, text: str, now: float) -> tuple[str, int]:
+    """Append one turn to sessions/ID.jsonl (made, header first, if new); return (path, its line)."""
+    from anima import clock
+
+    check_session_id(session_id)
+    if role not in WHO:
+        raise UsageError(f"role {role!r}: must be user or assistant")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise DataError(f"text: not valid UTF-8 (character {e.start})") from None
+    if not text.strip():
+        raise Refused("empty text; nothing appended")
+    directory = os.path.join(_root(home), "sessions")
+    for suffix in ZSTD_SUFFIXES:
+        if os.path.lexists(os.path.join(directory, session_id + suffix)):
+            raise Refused(f"session {session_id} is stored compressed ({session_id}{suffix}); "
+                          "anima appends only to plain .jsonl files")
+    path = os.path.join(directory, session_id + ".jsonl")
+    record = json.dumps({"role": role, "content": text, "ts": clock.iso(now)}, ensure_ascii=False) + "\n"
+    fs.create(path, json.dumps({"type": "session", "id": session_id}, ensure_ascii=False) + "\n")
+    with fs.locked(path, what=f"session {session_id}"):
+        data = fs.read_bytes(path) or b""
+        line = data.count(b"\n") + 1
+        if data and not data.endswith(b"\n"):  # a writer left half a line: ours starts on a new one
+            record = "\n" + record
+            line += 1
+        fs.append(path, record)
+    return path, line
