@@ -20,6 +20,16 @@ COMMANDS = {
     "config": ("anima.commands.config:cli", "Get, set and list settings in config.toml."),
     "self": ("anima.commands.self_:cli", "Read and change the six self blocks; every version is kept."),
     "note": ("anima.commands.note:cli", "Self-notes: add, list, heat, status, config, clear, archive."),
+    "recall": ("anima.commands.recall:cli", "Search the transcripts: what was really said, and where."),
+    "stage": ("anima.commands.facts:stage", "Propose a fact about the person from a real turn (a candidate)."),
+    "facts": ("anima.commands.facts:facts", "List facts about the person: candidates, approved, retired."),
+    "approve": ("anima.commands.facts:approve", "Approve facts (a person's decision): they enter the prompt."),
+    "retire": ("anima.commands.facts:retire", "Retire facts: kept on record, never injected again."),
+    "profile": ("anima.commands.facts:profile", "What I know about the person: a view over approved facts."),
+    "habits": ("anima.commands.facts:habits", "Habits: tags a person promoted, and suggestions."),
+    "tools": ("anima.commands.tools:tools", "The agent's tools as OpenAI function-calling schemas."),
+    "call": ("anima.commands.tools:call", "Run one agent tool: arguments JSON on stdin, result JSON out."),
+    "session": ("anima.commands.session:cli", "Record turns for hosts that keep no transcripts of their own."),
     "prompt": ("anima.commands.prompt:cli", "Print the system-prompt injection for this turn."),
 }
 

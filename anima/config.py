@@ -98,6 +98,17 @@ SETTINGS: dict[str, Setting] = {
     "notes.sensitive_words": Setting(
         [], "More health or finance words that make a note refused (English words match whole "
         "words, any case; Chinese match anywhere).", "words"),
+    "recall.sources": Setting(
+        [], "Globs of more transcript files or directories to search besides sessions/ "
+        "(*.jsonl, *.jsonl.zst, *.jsonl.zstd; ~ is expanded; relative to the home).", "words"),
+    "recall.cache_sessions": Setting(
+        60, "Sessions kept read and decompressed under cache/sessions/.", "int", 0, 100000),
+    "recall.limit": Setting(10, "Results `anima recall` prints unless --limit says otherwise.", "int", 1, 100000),
+    "recall.snippet_chars": Setting(120, "Characters of text around the match in a result line.", "int", 20, 10000),
+    "facts.habit_threshold": Setting(
+        3, "Approved facts a tag needs before `anima habits` suggests it as a habit.", "int", 1, 1000),
+    "facts.profile": Setting(
+        True, "Whether `anima prompt` prints the profile (about the person); `anima profile on|off`.", "bool"),
     "prompt.sections": Setting(
         list(SECTION_NAMES), "Sections `anima prompt` prints, from: " + ", ".join(SECTION_NAMES)
         + ". They always appear in this order.", "list", choices=SECTION_NAMES),
@@ -123,6 +134,8 @@ TABLE_HELP = {
     "core": "General settings.",
     "self": "The self layer: six blocks under self/blocks/.",
     "notes": "Self-notes: notes/notes.md, one first-person note per line.",
+    "recall": "Transcripts and `anima recall`.",
+    "facts": "Facts about the person: staged from transcripts, approved by a person.",
     "prompt": "What `anima prompt` prints every turn.",
     "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",
 }

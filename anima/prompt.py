@@ -119,6 +119,7 @@ class Context:
     def __init__(self, home, cfg, cwd: str, lang: str, inputs: list | None = None):
         self.home, self.cfg, self.cwd, self.lang = home, cfg, cwd, lang
         self.inputs = inputs if inputs is not None else []  # every file read: the cache depends on them
+        self.shown: set = set()  # ids of the items printed so far, so that no section repeats another
 
     def read(self, path: str) -> str | None:
         self.inputs.append(path)
@@ -169,6 +170,9 @@ def project_section(ctx: Context) -> Section | None:
 # section is left out, and one that returns None is switched off (no section, no stats).
 ITEM_SOURCES = {
     "notes": "anima.notes:prompt_items",
+    "profile": "anima.facts:profile_items",
+    "conclusions": "anima.facts:conclusion_items",
+    "habits": "anima.facts:habit_items",
 }
 # What to call with the ids a section printed, on every call, cached or not.
 INJECTION_RECORDERS = {
@@ -186,14 +190,17 @@ def _resolve(spec):
 
 
 def budgeted_section(ctx: Context, name: str, remaining: int) -> Section | None:
+    """A source gives its items best first, or (items, its own limit), or None for "off"."""
     source = ITEM_SOURCES.get(name)
     items = _resolve(source)(ctx) if source else []
     if items is None:
         return None
-    limit = min(ctx.cfg[f"prompt.budget.{name}"], remaining)
-    chosen, used = fill(items, limit)
-    return Section(name, "\n".join(i.text for i in chosen), used, ctx.cfg[f"prompt.budget.{name}"],
-                   items=[i.id for i in chosen])
+    own = ctx.cfg[f"prompt.budget.{name}"]
+    if isinstance(items, tuple):
+        items, own = items
+    chosen, used = fill(items, min(own, remaining))
+    ctx.shown.update(i.id for i in chosen)
+    return Section(name, "\n".join(i.text for i in chosen), used, own, items=[i.id for i in chosen])
 
 
 class Prompt:

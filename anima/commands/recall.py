@@ -1,0 +1,64 @@
+import sys
+
+import click
+
+from anima.commands._io import out, out_json, warn
+from anima.errors import UsageError
+
+
+def parse_since(value: str | None) -> float | None:
+    from anima import clock
+
+    if value is None:
+        return None
+    return clock.parse(value if "T" in value else value + "T00:00:00+00:00", "--since")
+
+
+@click.command()
+@click.argument("terms", nargs=-1)
+@click.option("--limit", type=click.IntRange(1), help="Results per query.  [default: recall.limit, 10]")
+@click.option("--since", metavar="DATE", help="Only turns on or after DATE (YYYY-MM-DD or RFC 3339).")
+@click.option("--who", type=click.Choice(["user", "me", "delegated"]), help="Only the user's, my or delegated turns.")
+@click.option("--no-tiers", is_flag=True, help="Rank by score alone, not the user's words first.")
+@click.option("--json", "as_json", is_flag=True,
+              help="NDJSON: session, line, date, who, text, score, terms, relaxed.")
+@click.option("--batch", is_flag=True, help="One query per stdin line; NDJSON out, each result with `query`.")
+@click.pass_obj
+def cli(home, terms, limit, since, who, no_tiers, as_json, batch):
+    """Search the transcripts for TERMS; print where each was said.
+
+    Every term must match; only if no turn has them all, any term may, and the results say
+    relaxed. One result per line, tab-separated: SESSION, LINE (1-based, in the
+    decompressed file), DATE, WHO (user, me, delegated), SNIPPET. The user's own words rank
+    first, then mine, then delegated, then by BM25 score. Exit 1 when nothing matched.
+    """
+    from anima import config, recall
+
+    cfg = config.load(home.config)
+    if batch:
+        if terms:
+            raise UsageError("--batch reads the queries from stdin; give no TERMS")
+        lines = sys.stdin.read().splitlines()
+        queries = [recall.Query(line.split()) for line in lines]
+    else:
+        queries = [recall.Query(list(terms))]
+        if not queries[0].raw:
+            raise UsageError("give at least one search term (letters, digits or CJK characters)")
+    filters = recall.Filters(parse_since(since), who)
+
+    def warning(message):
+        warn(f"warning: {message}")
+
+    ranked = recall.run(home, cfg, queries, filters, limit or cfg["recall.limit"], not no_tiers, warning)
+    for number, results in enumerate(ranked):
+        if results and results[0].relaxed and not batch:
+            warn("no turn has every term; showing turns with any of them (relaxed)")
+        for r in results:
+            if batch:
+                out_json({"query": number, **recall.as_json(r)})
+            elif as_json:
+                out_json(recall.as_json(r))
+            else:
+                out(recall.as_line(r, cfg["recall.snippet_chars"]))
+    if not any(ranked):
+        sys.exit(1)  # like grep: nothing matched, nothing said

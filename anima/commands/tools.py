@@ -1,0 +1,49 @@
+import json
+import sys
+
+import click
+
+from anima.commands._io import json_option, out, out_json, read_input, warn
+
+
+@click.command("tools")
+@json_option("Print the OpenAI function-calling schemas as one JSON array.")
+def tools(as_json):
+    """List the tools an agent may call: NAME<TAB>description, or --json the schemas.
+
+    self_note, memory_recall, memory_stage, get_self_blocks, update_self_block. Approving,
+    retiring and promoting are a person's commands, never tools.
+    """
+    from anima.tools import SCHEMAS
+
+    if as_json:
+        out(json.dumps(SCHEMAS, ensure_ascii=False, indent=1) + "\n")
+        return
+    for s in SCHEMAS:
+        out(f"{s['function']['name']}\t{s['function']['description']}\n")
+
+
+@click.command("call")
+@click.argument("name")
+@click.pass_obj
+def call(home, name):
+    """Run tool NAME with the arguments JSON object on stdin; print its result as JSON.
+
+    A failure prints {"error": ..., "exit": N} on stdout as well (for the host to hand back
+    to the model) and exits N: 2 for an unknown tool or bad arguments, 77 for a refusal.
+    """
+    from anima import tools
+    from anima.errors import AnimaError, DataError
+
+    try:
+        raw = read_input(None, 1024 * 1024, f"call {name}", "as a JSON object on stdin")
+        try:
+            args = json.loads(raw) if raw.strip() else {}
+        except ValueError as e:
+            raise DataError(f"call {name}: the arguments are not valid JSON ({e})") from None
+        result = tools.call(home, name, args, lambda m: warn(f"warning: {m}"))
+    except AnimaError as e:
+        out_json(tools.error(e))
+        warn(str(e))
+        sys.exit(e.exit_code)
+    out_json(result)

@@ -1,0 +1,192 @@
+import json
+
+import pytest
+
+from conftest import snapshot
+from sessions import write_session
+
+DAY = "2026-11-01T10:00:00Z"
+
+
+@pytest.fixture
+def corpus(run, home):
+    run("init", "--lang", "en")
+    write_session(home, "s1", [
+        ("user", "I drink green tea every morning.\nAnd I   hate loud music.", DAY),   # line 2
+        ("assistant", "Noted: green tea.", DAY),                                       # line 3
+        ("user", "My cat is called Miso.", DAY),                                        # line 4
+        ("user", "I also drink oolong in the evening.", DAY),                           # line 5
+        ("user", "Black tea on Sundays.", DAY),                                          # line 6
+    ])
+    return home
+
+
+def stage(run, line, quote, *tags, env=None):
+    args = ["stage", "--session", "s1", "--line", str(line), "--quote", quote]
+    for t in tags:
+        args += ["--tag", t]
+    r = run(*args, env=env)
+    assert r.exit_code == 0, r.stderr
+    return r.stdout.strip()
+
+
+def facts(run, *args):
+    return [json.loads(x) for x in run("facts", "--json", *args).stdout.splitlines()]
+
+
+def test_recall_json_piped_into_stage_keeps_the_source(run, corpus):
+    found = run("recall", "miso", "--json").stdout
+    r = run("stage", "--tag", "pets", input=found)
+    assert r.exit_code == 0
+    [f] = facts(run)
+    assert r.stdout == f["id"] + "\n"
+    assert f["status"] == "candidate" and f["tags"] == ["pets"] and f["text"] == "My cat is called Miso."
+    assert (f["source"]["session"], f["source"]["line"], f["source"]["who"]) == ("s1", 4, "user")
+    # the source resolves to the same text
+    import hashlib
+
+    line = (corpus / "sessions" / "s1.jsonl").read_text().splitlines()[f["source"]["line"] - 1]
+    assert hashlib.sha256(json.loads(line)["content"].encode()).hexdigest() == f["source"]["sha256"]
+
+
+def test_quote_is_whitespace_normalised(run, corpus):
+    fid = stage(run, 2, "I hate loud music.")
+    assert facts(run)[0]["id"] == fid
+
+
+@pytest.mark.parametrize("session, line, quote, why", [
+    ("s1", 3, "I drink green tea every morning.", "the quote does not occur in that turn"),
+    ("s1", 9, "anything", "no such turn in the transcripts"),
+    ("s1", 1, "session", "no such turn in the transcripts"),   # the header is not a turn
+    ("nope", 2, "I drink green tea", "no such turn in the transcripts"),
+    ("s1", 2, "I drink black coffee", "the quote does not occur in that turn"),
+    ("s1", 2, "   ", "refusing an empty quote"),
+])
+def test_forged_provenance_is_refused(run, corpus, session, line, quote, why):
+    before = snapshot(corpus)
+    r = run("stage", "--session", session, "--line", str(line), "--quote", quote)
+    assert r.exit_code == 77 and why in r.stderr and len(r.stderr.splitlines()) == 1
+    assert snapshot(corpus) == before
+
+
+def test_one_bad_line_in_a_batch_stages_nothing(run, corpus):
+    good = json.dumps({"session": "s1", "line": 4, "quote": "My cat is called Miso."})
+    bad = json.dumps({"session": "s1", "line": 4, "quote": "My dog is called Miso."})
+    before = snapshot(corpus)
+    assert run("stage", input=good + "\n" + bad + "\n").exit_code == 77
+    r = run("stage", input=good + "\n{oops\n")
+    assert (r.exit_code, r.stderr) == (65, "anima: stdin:2: expected a recall result: JSON with session, line and "
+                                           "quote or text\n")
+    assert snapshot(corpus) == before
+
+
+def test_staging_twice_is_the_same_fact(run, corpus):
+    a = stage(run, 4, "My cat is called Miso.")
+    r = run("stage", "--session", "s1", "--line", "4", "--quote", "My cat is  called Miso.")
+    assert (r.exit_code, r.stdout) == (0, a + "\n")
+    assert r.stderr == f"anima: {a} was staged before; nothing added\n"
+    assert len(facts(run)) == 1
+
+
+def test_candidates_are_never_injected_approved_are_retired_are_not(run, corpus):
+    fid = stage(run, 4, "My cat is called Miso.")
+    assert "Miso" not in run("prompt").stdout
+    assert run("approve", fid).exit_code == 0
+    out = run("prompt").stdout
+    assert "## Resident conclusions" in out and "My cat is called Miso." in out
+    assert run("retire", fid, "--reason", "the cat moved out").exit_code == 0
+    assert "Miso" not in run("prompt").stdout
+    [f] = facts(run)
+    assert f["status"] == "retired"
+    assert [h["status"] for h in f["history"]] == ["candidate", "approved", "retired"]
+    assert f["history"][-1]["reason"] == "the cat moved out"
+    assert facts(run, "--status", "approved") == []
+
+
+def test_approve_an_unknown_id_changes_nothing(run, corpus):
+    fid = stage(run, 4, "My cat is called Miso.")
+    before = snapshot(corpus)
+    r = run("approve", fid, "f00000000")
+    assert (r.exit_code, r.stderr) == (1, "anima: no fact f00000000; `anima facts` lists them\n")
+    assert snapshot(corpus) == before
+
+
+def test_conclusions_newest_first_within_budget(run, corpus):
+    ids = [stage(run, 4, "My cat is called Miso."), stage(run, 5, "I also drink oolong in the evening."),
+           stage(run, 6, "Black tea on Sundays.")]
+    for i, when in zip(ids, ("2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z", "2026-11-03T00:00:00Z"), strict=True):
+        run("approve", i, env={"ANIMA_NOW": when})
+    r = run("prompt", "--sections", "conclusions", "--stats")
+    body = r.stdout.split("```md\n")[1].split("\n```")[0].splitlines()
+    assert body == ["Black tea on Sundays.", "I also drink oolong in the evening.", "My cat is called Miso."]
+    assert r.stderr == "conclusions\t78\t80\ntotal\t78\t300\n"
+    run("config", "set", "prompt.budget.conclusions", "60")
+    r = run("prompt", "--sections", "conclusions", "--stats")
+    body = r.stdout.split("```md\n")[1].split("\n```")[0].splitlines()
+    assert body == ["Black tea on Sundays.", "I also drink oolong in the evening."]   # 21 + 35 <= 60 < + 22
+    assert r.stderr == "conclusions\t56\t60\ntotal\t56\t300\n"
+
+
+def test_profile_newest_per_tag_with_the_rest_counted(run, corpus):
+    a = stage(run, 5, "I also drink oolong in the evening.", "drinks")
+    b = stage(run, 6, "Black tea on Sundays.", "drinks")
+    c = stage(run, 4, "My cat is called Miso.", "pets")
+    run("approve", a, env={"ANIMA_NOW": "2026-11-01T00:00:00Z"})
+    run("approve", b, c, env={"ANIMA_NOW": "2026-11-02T00:00:00Z"})
+    out = run("profile").stdout.splitlines()
+    assert sorted(out) == sorted([f"drinks: Black tea on Sundays. [{b}] (1 more not merged)",
+                                  f"pets: My cat is called Miso. [{c}]"])
+    assert not (corpus / "facts" / "profile.md").exists()   # a view, never stored
+    prompt = run("prompt", "--sections", "profile,conclusions").stdout
+    assert "## About the person you talk with" in prompt
+
+
+def test_a_hand_written_profile_wins_and_can_be_reset(run, corpus):
+    c = stage(run, 4, "My cat is called Miso.", "pets")
+    run("approve", c)
+    assert run("profile", "set", "Likes tea; has a cat.").exit_code == 0
+    assert run("profile").stdout == "Likes tea; has a cat.\n"
+    prompt = run("prompt", "--sections", "profile", "--stats")
+    assert "Likes tea; has a cat." in prompt.stdout and "pets:" not in prompt.stdout
+    assert prompt.stderr.startswith("profile\t21\t120\n")
+    assert run("profile", "reset").exit_code == 0
+    assert run("profile").stdout.startswith("pets: My cat is called Miso.")
+    assert [p.name.startswith("profile-") for p in (corpus / "facts" / "archive").iterdir()] == [True]
+
+
+def test_profile_off_leaves_it_out_of_the_prompt(run, corpus):
+    c = stage(run, 4, "My cat is called Miso.", "pets")
+    run("approve", c)
+    run("profile", "off")
+    assert "## About the person" not in run("prompt").stdout
+    run("profile", "on")
+    assert "## About the person" in run("prompt").stdout
+
+
+def test_habits_are_suggested_at_three_and_made_only_by_promote(run, corpus):
+    ids = [stage(run, 2, "I drink green tea every morning.", "tea"),
+           stage(run, 5, "I also drink oolong in the evening.", "tea")]
+    run("approve", *ids)
+    assert run("habits").stdout == ""
+    third = stage(run, 6, "Black tea on Sundays.", "tea")
+    run("approve", third)
+    assert run("habits").stdout == "SUGGEST\ttea\t3\n"
+    assert "## Habits" not in run("prompt").stdout
+    assert run("habits", "promote", "tea", "--text", "Tea, always.").exit_code == 0
+    assert run("habits").stdout == "HABIT\ttea\tTea, always.\n"
+    assert "Tea, always." in run("prompt", "--sections", "habits").stdout
+    assert run("habits", "demote", "tea").exit_code == 0
+    assert run("habits", "promote", "pets").exit_code == 77
+
+
+def test_tags_are_checked(run, corpus):
+    r = run("stage", "--session", "s1", "--line", "4", "--quote", "Miso", "--tag", "two words")
+    assert r.exit_code == 2
+
+
+def test_a_broken_facts_file_is_named(run, corpus):
+    stage(run, 4, "My cat is called Miso.")
+    path = corpus / "facts" / "facts.jsonl"
+    path.write_text(path.read_text() + "{oops\n")
+    r = run("facts")
+    assert (r.exit_code, r.stderr) == (65, f"anima: {path}:2: not valid JSON\n")

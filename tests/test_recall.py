@@ -1,0 +1,128 @@
+import json
+
+import pytest
+
+from sessions import write_session
+
+DAY1, DAY2, DAY3 = "2026-11-01T10:00:00Z", "2026-11-02T10:00:00Z", "2026-11-03T10:00:00Z"
+
+
+@pytest.fixture
+def corpus(home):
+    write_session(home, "alpha", [
+        ("user", "I drink green tea every morning before work.", DAY1),                   # line 2
+        ("assistant", "Green tea in the morning sounds calm.", DAY1),                      # line 3
+        ("user", "我每天早上都喝绿茶，下午喝咖啡。", DAY1),                                   # line 4
+    ])
+    write_session(home, "beta", [
+        ("user", "Coffee makes me anxious, so I avoid it after noon.", DAY2),              # line 2
+        ("assistant", "I will remember that tea is your morning drink.", DAY2),            # line 3
+    ], zst=True)
+    write_session(home, "gamma", [
+        ("user", "Please summarise the morning tea notes for the report.", DAY3),          # line 2
+        ("assistant", "Done: the morning tea notes are summarised.", DAY3),                # line 3
+    ], delegated=True)
+    return home
+
+
+def lines(out):
+    return [line.split("\t") for line in out.splitlines()]
+
+
+def test_and_over_all_terms(run, corpus):
+    r = run("recall", "morning", "tea")
+    assert r.exit_code == 0 and r.stderr == ""
+    rows = lines(r.stdout)
+    assert [(s, int(n), w) for s, n, _, w, _ in rows] == [
+        ("alpha", 2, "user"), ("alpha", 3, "me"), ("beta", 3, "me"), ("gamma", 3, "delegated"), ("gamma", 2, "delegated")]  # shorter turn, higher BM25
+    assert rows[0][2] == "2026-11-01"
+    assert rows[0][4] == "I drink green tea every morning before work."
+
+
+def test_tiers_put_the_users_words_first_and_no_tiers_ranks_by_score(run, corpus):
+    tiers = [row[3] for row in lines(run("recall", "tea").stdout)]
+    assert tiers == sorted(tiers, key=["user", "me", "delegated"].index)
+    flat = [json.loads(x) for x in run("recall", "tea", "--no-tiers", "--json").stdout.splitlines()]
+    assert [x["score"] for x in flat] == sorted((x["score"] for x in flat), reverse=True)
+
+
+def test_or_only_when_and_finds_nothing_and_it_says_relaxed(run, corpus):
+    r = run("recall", "coffee", "report", "--json")
+    results = [json.loads(x) for x in r.stdout.splitlines()]
+    assert {(x["session"], x["line"]) for x in results} == {("beta", 2), ("gamma", 2)}
+    assert all(x["relaxed"] for x in results)
+    assert r.stderr == "anima: no turn has every term; showing turns with any of them (relaxed)\n"
+    strict = [json.loads(x) for x in run("recall", "coffee", "anxious", "--json").stdout.splitlines()]
+    assert [x["relaxed"] for x in strict] == [False]
+
+
+def test_chinese_by_characters_in_sequence(run, corpus):
+    r = run("recall", "绿茶", "--json")
+    [hit] = [json.loads(x) for x in r.stdout.splitlines()]
+    assert (hit["session"], hit["line"], hit["terms"]) == ("alpha", 4, ["绿茶"])
+    assert run("recall", "茶绿").exit_code == 1  # the characters must stand together, in order
+    assert run("recall", "早上", "咖啡").stdout.startswith("alpha\t4\t")
+
+
+def test_english_by_whole_words_case_folded(run, corpus):
+    assert run("recall", "TEA").stdout.count("\n") == 5
+    assert run("recall", "te").exit_code == 1          # not a word of its own
+    assert run("recall", "green tea").exit_code == 0   # a phrase in one argument
+
+
+def test_nothing_matched_is_exit_1_and_silent(run, corpus):
+    r = run("recall", "zebra")
+    assert (r.exit_code, r.stdout, r.stderr) == (1, "", "")
+
+
+def test_json_fields(run, corpus):
+    x = json.loads(run("recall", "anxious", "--json").stdout)
+    assert set(x) == {"session", "line", "date", "who", "text", "score", "terms", "relaxed"}
+    assert x["text"] == "Coffee makes me anxious, so I avoid it after noon."
+    assert x["date"] == "2026-11-02" and x["score"] > 0 and x["terms"] == ["anxious"]
+
+
+def test_line_is_the_line_of_the_decompressed_file(run, corpus):
+    import zstandard
+
+    x = json.loads(run("recall", "anxious", "--json").stdout)
+    with open(corpus / "sessions" / "beta.jsonl.zst", "rb") as f:
+        data = zstandard.ZstdDecompressor().stream_reader(f).read().decode()
+    assert json.loads(data.splitlines()[x["line"] - 1])["content"] == x["text"]
+
+
+def test_limit_since_and_who(run, corpus):
+    assert len(run("recall", "tea", "--limit", "2").stdout.splitlines()) == 2
+    assert {row[0] for row in lines(run("recall", "tea", "--since", "2026-11-02").stdout)} == {"beta", "gamma"}
+    assert {row[3] for row in lines(run("recall", "tea", "--who", "me").stdout)} == {"me"}
+    assert run("recall", "tea", "--since", "yesterday").exit_code == 2
+
+
+def test_batch_answers_every_line_in_one_process(run, corpus):
+    r = run("recall", "--batch", input="tea morning\nzebra\n绿茶\n")
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert r.exit_code == 0
+    assert {x["query"] for x in rows} == {0, 2}
+    assert [x["line"] for x in rows if x["query"] == 2] == [4]
+    assert run("recall", "--batch", input="zebra\n").exit_code == 1
+
+
+def test_terms_are_required(run, corpus):
+    assert run("recall").exit_code == 2
+    assert run("recall", "!!!").exit_code == 2
+
+
+def test_sources_from_config_globs(run, home, tmp_path):
+    elsewhere = tmp_path / "logs"
+    write_session(home, "delta", [("user", "I collect vintage maps.", DAY1)], directory=str(elsewhere))
+    assert run("recall", "maps").exit_code == 1
+    run("config", "set", "recall.sources", str(elsewhere / "*.jsonl"))
+    assert run("recall", "maps").stdout.startswith("delta\t2\t")
+
+
+def test_snippet_is_one_line_around_the_match(run, home):
+    long = "filler " * 60 + "the striking word\nis here " + "more " * 60
+    write_session(home, "long", [("user", long, DAY1)])
+    [row] = lines(run("recall", "striking").stdout)
+    assert "striking" in row[4] and "\n" not in row[4] and row[4].startswith("…") and row[4].endswith("…")
+    assert len(row[4]) <= 122
