@@ -1,9 +1,10 @@
 import json
 
 import pytest
-from conftest import snapshot
 
 from anima import config
+
+from conftest import snapshot
 
 
 @pytest.fixture

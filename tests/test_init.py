@@ -1,10 +1,10 @@
 import os
 import tomllib
 
-from conftest import snapshot
-
 from anima import config
 from anima.blocks import KEYS
+
+from conftest import snapshot
 
 
 def modes(root):

@@ -5,6 +5,7 @@ import time
 import zlib
 
 import pytest
+
 from conftest import snapshot
 
 T0 = "2026-11-01T00:00:00Z"

@@ -8,9 +8,9 @@ import os
 import subprocess
 import sys
 
-from conftest import snapshot
-
 import anima
+
+from conftest import snapshot
 
 
 def sh(command, env=None, cwd=None, timeout=30):

@@ -2,6 +2,7 @@ import json
 import os
 
 import pytest
+
 from conftest import snapshot
 
 

@@ -15,11 +15,12 @@ import time
 
 import pytest
 import zstandard
-from conftest import snapshot
 
 from anima import config, transcripts
 from anima.errors import DataError, Refused, UsageError
 from anima.home import Home
+
+from conftest import snapshot
 
 T0 = "2026-03-04T05:06:07Z"
 T0_EPOCH = 1772600767.0
