@@ -239,7 +239,7 @@ def _load_file(path: str) -> dict:
     values = _parse_file(path)
     if fs.settled([sig], started) and os.path.isdir(os.path.dirname(cache)):
         fs.atomic_write(cache, json.dumps({"path": path, "signature": sig, "keys": list(SETTINGS),
-                                           "values": values}, ensure_ascii=False))
+                                           "values": values}, ensure_ascii=False), durable=False)
     return values
 
 

@@ -35,14 +35,15 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes, durable: bool = True) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
-    os.fsync(fd)
+    if durable:
+        os.fsync(fd)
 
 
-def _temp_with(path: str, data: bytes | str, mode: int) -> str:
+def _temp_with(path: str, data: bytes | str, mode: int, durable: bool = True) -> str:
     """A hidden temp file beside `path` holding `data`, already on disk."""
     if isinstance(data, str):
         data = data.encode("utf-8")
@@ -50,7 +51,7 @@ def _temp_with(path: str, data: bytes | str, mode: int) -> str:
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     try:
-        _write_all(fd, data)
+        _write_all(fd, data, durable)
     except BaseException:
         os.close(fd)
         os.unlink(tmp)
@@ -59,17 +60,22 @@ def _temp_with(path: str, data: bytes | str, mode: int) -> str:
     return tmp
 
 
-def atomic_write(path: str, data: bytes | str, mode: int = FILE_MODE) -> None:
-    """Replace `path` with `data`: temp file in the same directory, fsync, rename, fsync dir."""
+def atomic_write(path: str, data: bytes | str, mode: int = FILE_MODE, durable: bool = True) -> None:
+    """Replace `path` with `data`: temp file in the same directory, fsync, rename, fsync dir.
+
+    `durable=False` skips both fsyncs, for derived files (caches) only: readers still never
+    see half a file, and a crash can at worst leave an entry that fails to parse and is rebuilt.
+    """
     _refuse_symlink(path)
-    tmp = _temp_with(path, data, mode)
+    tmp = _temp_with(path, data, mode, durable)
     try:
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(os.path.dirname(tmp))
+    if durable:
+        _fsync_dir(os.path.dirname(tmp))
 
 
 def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:

@@ -290,7 +290,7 @@ def store(path: str, key: dict, prompt: Prompt, inputs: list[str], started_ns: i
     entry = {"key": key, "inputs": sigs, "text": prompt.text, "stats": prompt.stats,
              "warnings": prompt.warnings, "injected": prompt.injected}
     fs.ensure_dir(os.path.dirname(path))
-    fs.atomic_write(path, json.dumps(entry, ensure_ascii=False))
+    fs.atomic_write(path, json.dumps(entry, ensure_ascii=False), durable=False)
     _prune(os.path.dirname(path))
 
 

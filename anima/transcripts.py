@@ -485,7 +485,7 @@ class _Cache:
                     return
                 self._drop(p for _, p in victims[:excess])
             fs.ensure_dir(self.dir)
-            fs.atomic_write(entry_path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+            fs.atomic_write(entry_path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")), durable=False)
             self.used.add(entry_path)
         except (OSError, ValueError, AnimaError):
             pass
