@@ -430,10 +430,21 @@ def sessions(home, cfg, warn):
 
 def find_turn(home, cfg, session_id: str, line: int, warn) -> Turn | None:
     """The turn on `line` of session `session_id`, or None when there is no such turn."""
+    return find_turns(home, cfg, [(session_id, line)], warn).get((session_id, line))
+
+
+def find_turns(home, cfg, wanted, warn) -> dict:
+    """{(session id, line): Turn} for those of the `wanted` pairs that are real turns, in one pass."""
+    wanted = set(wanted)
+    ids = {sid for sid, _ in wanted}
+    found = {}
     for session in sessions(home, cfg, warn):
-        if session.id == session_id:
-            return next((t for t in session.turns if t.line == line), None)
-    return None
+        if session.id in ids:
+            found.update(((session.id, t.line), t) for t in session.turns if (session.id, t.line) in wanted)
+            ids.discard(session.id)
+            if not ids:
+                break
+    return found
 
 
 # --- cache ---------------------------------------------------------------------------------

@@ -126,3 +126,16 @@ def test_snippet_is_one_line_around_the_match(run, home):
     [row] = lines(run("recall", "striking").stdout)
     assert "striking" in row[4] and "\n" not in row[4] and row[4].startswith("…") and row[4].endswith("…")
     assert len(row[4]) <= 122
+
+
+def test_a_damaged_file_is_skipped_with_one_warning_and_the_search_still_answers(run, corpus):
+    bad = corpus / "sessions" / "broken.jsonl.zst"
+    bad.write_bytes(b"\x28\xb5\x2f\xfd not really zstd")
+    (corpus / "sessions" / "lines.jsonl").write_bytes(
+        b'{"role": "user", "content": "tea one", "ts": "2026-11-05T00:00:00Z"}\n{oops\n\xff\xfe\n')
+    r = run("recall", "anxious")
+    assert r.exit_code == 0 and r.stdout.startswith("beta\t2\t")
+    warnings = r.stderr.splitlines()
+    assert len([w for w in warnings if "broken.jsonl.zst" in w]) == 1
+    assert [w.split(": ")[1] for w in warnings if "lines.jsonl" in w] == ["warning", "warning"]
+    assert all(w.startswith("anima: warning: ") for w in warnings)

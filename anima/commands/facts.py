@@ -67,10 +67,9 @@ def stage(home, session, line, quote, tags, importance):
     requests = _requests(session, line, quote, check_tags(tags), importance)
     cfg = config.load(home.config)
 
-    def resolve(sid, number):
-        return transcripts.find_turn(home, cfg, sid, number, lambda m: warn(f"warning: {m}"))
-
-    for fid, new in _store(home).stage(requests, resolve, clock.now()):
+    turns = transcripts.find_turns(home, cfg, [(r.session, r.line) for r in requests],
+                                   lambda m: warn(f"warning: {m}"))
+    for fid, new in _store(home).stage(requests, lambda sid, number: turns.get((sid, number)), clock.now()):
         out(fid + "\n")
         if not new:
             warn(f"{fid} was staged before; nothing added")
