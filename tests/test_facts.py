@@ -190,3 +190,14 @@ def test_a_broken_facts_file_is_named(run, corpus):
     path.write_text(path.read_text() + "{oops\n")
     r = run("facts")
     assert (r.exit_code, r.stderr) == (65, f"anima: {path}:2: not valid JSON\n")
+
+
+def test_conclusions_do_not_repeat_what_the_profile_printed(run, corpus):
+    tagged = stage(run, 4, "My cat is called Miso.", "pets")
+    plain = stage(run, 6, "Black tea on Sundays.")
+    run("approve", tagged, plain)
+    out = run("prompt", "--sections", "profile,conclusions").stdout
+    assert out.count("My cat is called Miso.") == 1 and "pets: My cat is called Miso." in out
+    assert out.count("Black tea on Sundays.") == 1
+    alone = run("prompt", "--sections", "conclusions").stdout
+    assert "My cat is called Miso." in alone
