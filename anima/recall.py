@@ -1,17 +1,20 @@
 """`anima recall`: find what was really said, with the exact source of every result.
 
-Matching: a term is a phrase of tokens, found contiguously in a turn's tokens. A token is a
-run of letters and digits outside the CJK ranges, case-folded (English by words), or one CJK
-character (so a Chinese term is found wherever its characters stand together: character
-bigrams and longer, without a dictionary). Every term must match (AND); only if no turn
-matches them all, any term may (OR), and every result is marked relaxed.
+Matching: a term is a phrase of tokens. A token is a run of letters and digits outside the CJK
+ranges (English by words, any case), or one CJK character (so a Chinese term is found wherever
+its characters stand together: bigrams and longer, without a dictionary). A phrase matches
+where its tokens follow each other with nothing but spaces and punctuation between them, a
+word token never inside a longer word; its term frequency counts every such place. Every term
+must match (AND); only if no turn matches them all, any term may (OR), marked relaxed.
 
 Ranking: tier (the user's own words, then mine, then delegated), then BM25 over the phrase
 terms (k1 1.2, b 0.75; document length in characters, idf over every turn of every session),
 then the newer turn. `--no-tiers` ranks by score alone.
 
-The scan keeps only small candidate records; the text of the few results printed is read
-back from the transcripts afterwards, so memory stays flat however large the corpus.
+The pass looks for each phrase's tokens in the raw bytes first and parses only the lines that
+hold them (transcripts.scan); it keeps only small candidate records, and the text of the few
+results printed is read back from the transcripts afterwards, so memory stays flat however
+large the corpus.
 """
 
 import math
@@ -21,32 +24,96 @@ import time
 K1 = 1.2
 B = 0.75
 TIERS = {"user": 0, "me": 1, "delegated": 2}
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
+
+
+def is_cjk(ch: str) -> bool:
+    """Kana, CJK ideographs, Hangul: each such character is a token of its own."""
+    o = ord(ch)
+    return 0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF \
+        or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF
+
+
+def is_word(ch: str) -> bool:
+    """A character of a word token: a letter or digit that is not CJK."""
+    return ch.isalnum() and not is_cjk(ch)
 
 
 def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.casefold())
+    """Lower-cased word tokens and single CJK characters, in order.
+
+    Written out rather than as a regular expression: a character class of the CJK ranges
+    costs several milliseconds to compile in every process, more than a query's tokens.
+    """
+    out, word = [], []
+    for ch in text.lower():
+        if is_cjk(ch):
+            if word:
+                out.append("".join(word))
+                word = []
+            out.append(ch)
+        elif ch.isalnum():
+            word.append(ch)
+        elif word:
+            out.append("".join(word))
+            word = []
+    if word:
+        out.append("".join(word))
+    return out
+
+
+class Phrase:
+    """Where a phrase of tokens stands in a text: its tokens in order, CJK characters right
+    next to each other (as bigrams are), other tokens with only non-word characters between
+    them, a word token never inside a longer word.
+
+    The pattern consumes the first token and looks ahead for the rest, so overlapping places
+    all count ("哈哈" twice in "哈哈哈"); the word boundaries are checked in Python for the same
+    reason as in `tokens`.
+    """
+
+    def __init__(self, toks: tuple):
+        self.toks = toks
+        tail = "".join(("" if is_cjk(a[0]) and is_cjk(b[0]) else r"[\W_]*") + f"({re.escape(b)})"
+                       for a, b in zip(toks, toks[1:], strict=False))
+        self.pattern = re.compile(re.escape(toks[0]) + (f"(?={tail})" if tail else ""), re.IGNORECASE)
+        self.word = [not is_cjk(t[0]) for t in toks]
+
+    def count(self, text: str) -> int:
+        n, size = 0, len(text)
+        for m in self.pattern.finditer(text):
+            start, end = m.span()
+            if self.word[0] and ((start and is_word(text[start - 1])) or (end < size and is_word(text[end]))):
+                continue
+            if all(not self.word[i] or m.end(i) >= size or not is_word(text[m.end(i)])
+                   for i in range(1, len(self.toks))):
+                n += 1
+        return n
+
+
+def needles(phrase: tuple) -> list[bytes] | None:
+    """What the raw, lower-cased bytes of a line holding `phrase` must contain (a run of CJK
+    characters as one string); None when the bytes cannot tell (a letter whose case
+    bytes.lower() does not fold)."""
+    out: list[bytes] = []
+    previous = "a"
+    for tok in phrase:
+        if not (tok.isascii() or is_cjk(tok[0])):
+            return None
+        if out and is_cjk(tok[0]) and is_cjk(previous[0]):
+            out[-1] += tok.encode("utf-8")
+        else:
+            out.append(tok.encode("utf-8"))
+        previous = tok
+    return out
 
 
 class Query:
-    """The terms of one query: each a tuple of tokens (a phrase)."""
+    """The terms of one query: each a phrase of tokens."""
 
     def __init__(self, terms: list[str]):
         self.raw = [t for t in terms if tokens(t)]
         self.phrases = [tuple(tokens(t)) for t in self.raw]
-
-
-def count_phrase(doc: list[str], phrase: tuple) -> int:
-    """How often `phrase` occurs contiguously in `doc`."""
-    first, n = phrase[0], len(phrase)
-    if n == 1:
-        return doc.count(first)
-    hits = 0
-    for i, tok in enumerate(doc):
-        if tok == first and tuple(doc[i:i + n]) == phrase:
-            hits += 1
-    return hits
+        self.matchers = [Phrase(p) for p in self.phrases]
 
 
 class Candidate:
@@ -82,30 +149,26 @@ class Filters:
         return (self.since is None or turn.ts >= self.since) and (self.who is None or turn.who == self.who)
 
 
-def scan(turns, queries: list[Query], filters: Filters):
-    """One pass over the turns for every query: candidates (any term matched) and statistics."""
+def scan(sessions, queries: list[Query], filters: Filters):
+    """One pass for every query: candidates (any term matched) and corpus statistics.
+
+    `sessions` yields transcripts.Scanned: each session's totals, and its turns that may match.
+    """
     stats = [Stats(len(q.phrases)) for q in queries]
     found: list[list[Candidate]] = [[] for _ in queries]
-    for turn in turns:
-        lower = turn.text.casefold()
-        dl = len(turn.text)
-        admitted = filters.admit(turn)
-        doc = None
-        for q, st, out in zip(queries, stats, found, strict=True):
-            st.turns += 1
-            st.chars += dl
-            tfs = []
-            for i, phrase in enumerate(q.phrases):
-                tf = 0
-                if all(tok in lower for tok in phrase):  # cheap necessary condition first
-                    if doc is None:
-                        doc = tokens(turn.text)
-                    tf = count_phrase(doc, phrase)
-                if tf:
-                    st.df[i] += 1
-                tfs.append(tf)
-            if admitted and any(tfs):
-                out.append(Candidate(turn, dl, tuple(tfs)))
+    for session in sessions:
+        for st in stats:
+            st.turns += session.turns_total
+            st.chars += session.chars_total
+        for turn in session.turns:
+            admitted = filters.admit(turn)
+            for q, st, out in zip(queries, stats, found, strict=True):
+                tfs = tuple(p.count(turn.text) for p in q.matchers)
+                for i, tf in enumerate(tfs):
+                    if tf:
+                        st.df[i] += 1
+                if admitted and any(tfs):
+                    out.append(Candidate(turn, len(turn.text), tfs))
     return found, stats
 
 
@@ -146,8 +209,8 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     """Every query answered from one pass over the transcripts, results with their text."""
     from anima import transcripts
 
-    turns = (t for s in transcripts.sessions(home, cfg, warn) for t in s.turns)
-    found, stats = scan(turns, queries, filters)
+    phrases = list({p: needles(p) for q in queries for p in q.phrases}.values())
+    found, stats = scan(transcripts.scan(home, cfg, phrases, warn), queries, filters)
     ranked = [rank(c, st, q, limit, tiers) if q.raw else [] for c, st, q in zip(found, stats, queries, strict=True)]
     cache_dir, cache_max = home.path("cache", "sessions"), cfg["recall.cache_sessions"]
 
@@ -162,7 +225,7 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
 def snippet(text: str, terms: list[str], width: int) -> str:
     """About `width` characters of the text around the first match, on one line."""
     flat = " ".join(text.split())
-    lower = flat.casefold()
+    lower = flat.lower()
     at = min((p for p in (lower.find(tokens(t)[0]) for t in terms) if p >= 0), default=0)
     start = max(0, min(at - width // 3, len(flat) - width))
     piece = flat[start:start + width]

@@ -68,6 +68,7 @@ import json
 import math
 import os
 import re
+import time
 from datetime import datetime, timezone
 
 from anima import fs
@@ -79,7 +80,7 @@ WHO = {"user": "user", "assistant": "me"}
 OWN_KINDS = {"user": ("user",), "assistant": ("assistant", "agent", "me")}
 MAX_LINE_WARNINGS = 10
 CHUNK = 1 << 20
-CACHE_FORMAT = 1  # bump when what is extracted from a file changes
+CACHE_FORMAT = 2  # bump when what is extracted from a file changes
 ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
 MAX_ID_CHARS = 200
 MAX_APPEND_BYTES = 1 << 20  # the longest text `anima session append` reads from stdin
@@ -289,6 +290,26 @@ def _ts(value) -> float | None:
     return value / 1000 if value > 1e11 else float(value)
 
 
+def _turn(obj: dict, fmt: str, delegated: bool) -> tuple | None:
+    """(who, text, ts) of one line of a file in format `fmt`, or None when it holds no turn."""
+    if fmt == "claude":
+        role = obj.get("type")
+        message = obj.get("message")
+        if (role not in WHO or not isinstance(message, dict) or obj.get("isMeta") is True
+                or obj.get("isCompactSummary") is True or _injected(obj, role) or _injected(message, role)):
+            return None
+        who = "delegated" if obj.get("isSidechain") is True else WHO[role]
+        content, ts = message.get("content"), obj.get("timestamp")
+    else:
+        role = obj.get("role")
+        if role not in WHO or _injected(obj, role):
+            return None
+        who = "delegated" if delegated else WHO[role]
+        content, ts = obj.get("content"), obj.get("ts", obj.get("timestamp"))
+    text = _body(content, role)
+    return (who, text, _ts(ts)) if text.strip() else None
+
+
 def _extract(path: str, sig: list) -> dict:
     """Read `path` into a cache entry: id, format, turns as [line, ts, who, text], warnings.
 
@@ -300,12 +321,14 @@ def _extract(path: str, sig: list) -> dict:
     delegated = False
     turns: list[list] = []
     number = 0
+    escaped = False  # \uXXXX escapes: the raw bytes then do not show the text's characters
     try:
         for number, raw in enumerate(_lines(_chunks(path)), 1):
             if not raw.strip():
                 continue
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
+            escaped = escaped or b"\\u" in raw
             why = None
             try:
                 obj = json.loads(raw.decode("utf-8"))
@@ -328,25 +351,11 @@ def _extract(path: str, sig: list) -> dict:
                 if obj.get("type") == "session":
                     header, delegated = obj, obj.get("delegated") is True
                     continue
-            if fmt == "claude":
-                if id_line is None and _plain_id(obj.get("sessionId")):
-                    id_line = obj
-                role = obj.get("type")
-                message = obj.get("message")
-                if (role not in WHO or not isinstance(message, dict) or obj.get("isMeta") is True
-                        or obj.get("isCompactSummary") is True or _injected(obj, role) or _injected(message, role)):
-                    continue
-                who = "delegated" if obj.get("isSidechain") is True else WHO[role]
-                content, ts = message.get("content"), obj.get("timestamp")
-            else:
-                role = obj.get("role")
-                if role not in WHO or _injected(obj, role):
-                    continue
-                who = "delegated" if delegated else WHO[role]
-                content, ts = obj.get("content"), obj.get("ts", obj.get("timestamp"))
-            text = _body(content, role)
-            if text.strip():
-                turns.append([number, _ts(ts), who, text])
+            if fmt == "claude" and id_line is None and _plain_id(obj.get("sessionId")):
+                id_line = obj
+            turn = _turn(obj, fmt, delegated)
+            if turn is not None:
+                turns.append([number, turn[2], turn[0], turn[1]])
     except _Damaged as e:
         if number == 0:
             raise _Unreadable(f"{path}: {e}; file skipped") from None
@@ -360,7 +369,8 @@ def _extract(path: str, sig: list) -> dict:
         if turn[1] is None:
             turn[1] = mtime
     return {"v": CACHE_FORMAT, "path": path, "sig": sig, "id": session_id(path, header or id_line),
-            "format": fmt or "anima", "delegated": delegated, "warnings": warnings, "turns": turns}
+            "format": fmt or "anima", "delegated": delegated, "warnings": warnings, "turns": turns,
+            "escaped": escaped}
 
 
 def _session(entry: dict) -> Session:
@@ -378,11 +388,9 @@ def read_session(path: str, cache_dir: str | None, cache_max: int, warn) -> Sess
     return _read(os.path.abspath(path), cache, warn)
 
 
-def _read(path: str, cache, warn) -> Session | None:
-    import time
-
-    started = time.time_ns()
-    sig = fs.signature(path)
+def _read(path: str, cache, warn, summary=None, started=None, sig=None) -> Session | None:
+    if started is None:
+        started, sig = time.time_ns(), fs.signature(path)
     if cache is not None and sig is not None:
         entry = cache.get(path, sig)
         if entry is not None:
@@ -403,8 +411,11 @@ def _read(path: str, cache, warn) -> Session | None:
         return None
     for message in entry["warnings"]:
         warn(message)
-    if cache is not None and fs.settled([sig], started) and fs.signature(path) == sig:
-        cache.put(path, entry)
+    if fs.settled([sig], started) and fs.signature(path) == sig:
+        if cache is not None:
+            cache.put(path, entry)
+        if summary is not None:
+            summary.put(path, entry)
     return _session(entry)
 
 
@@ -426,6 +437,167 @@ def sessions(home, cfg, warn):
             continue
         first[session.id] = path
         yield session
+
+
+class Scanned:
+    """One session as a recall pass sees it: its totals, and the turns that may match."""
+
+    __slots__ = ("id", "path", "turns_total", "chars_total", "turns")
+
+    def __init__(self, sid: str, path: str, turns_total: int, chars_total: int, turns: list):
+        self.id, self.path, self.turns = sid, path, turns
+        self.turns_total, self.chars_total = turns_total, chars_total
+
+
+def _passes(data: bytes, phrases) -> bool:
+    """Whether `data` (lower-cased bytes) may hold one of the phrases: all of one's needles."""
+    return any(needles is None or all(n in data for n in needles) for needles in phrases)
+
+
+def scan(home, cfg, phrases, warn):
+    """Every session for recall, in session_files order, as Scanned.
+
+    `phrases`: for each phrase searched, the byte strings (lower-cased) that its line must
+    contain, or None when it cannot be told from the bytes. A file read before keeps a summary
+    (cache/sessions/summary.json: its id, format, turn and character totals, warnings), so
+    that a later pass decompresses it, looks for the needles in its raw bytes and parses only
+    the lines that hold them; a file whose text is escaped (\\uXXXX) or not summarised yet is
+    read whole, as `sessions` reads it. Turns returned are a superset of the matching ones.
+    """
+    root = _root(home)
+    cache_max = _setting(cfg, "recall.cache_sessions", 60)
+    cache = summary = None
+    if os.path.isdir(root):
+        directory = os.path.join(root, "cache", "sessions")
+        cache = _Cache(directory, cache_max) if cache_max > 0 else None
+        if cache is not None:
+            cache.trim()
+        summary = _Summary(os.path.join(directory, SUMMARY))
+    first: dict[str, str] = {}
+    for path in session_files(home, cfg):
+        started = time.time_ns()
+        sig = fs.signature(path)
+        known = summary.get(path, sig) if summary is not None else None
+        scanned = None
+        if known is not None:  # (cheaper than even a cache entry: most files hold no needle at all)
+            scanned = _scan_raw(path, sig, known, phrases)
+            if scanned is not None:
+                for message in known["warnings"]:
+                    warn(message)
+        if scanned is None:
+            session = _read(path, cache, warn, summary, started, sig)
+            if session is None:
+                continue
+            scanned = Scanned(session.id, path, len(session.turns), sum(len(t.text) for t in session.turns),
+                              session.turns)
+        if scanned.id in first:
+            warn(f"{path}: session {scanned.id} was already read from {first[scanned.id]}; file skipped")
+            continue
+        first[scanned.id] = path
+        yield scanned
+    if summary is not None:
+        summary.save(first.values())
+
+
+def _scan_raw(path: str, sig: list, known: dict, phrases) -> Scanned | None:
+    """The session from its raw bytes, parsing only the lines that hold a needle; None if the
+    file now fails to read (the whole read then says why)."""
+    try:
+        raw = b"".join(_chunks(path))
+    except (OSError, _Damaged):
+        return None
+    low = raw.lower()
+    turns = []
+    if _passes(low, phrases):
+        sid, fmt, delegated, mtime = known["id"], known["format"], known["delegated"], sig[0] / 1e9
+        for number, start, end in _lines_holding(low, phrases):
+            line = raw[start:end]
+            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]
+            try:
+                obj = json.loads(line.decode("utf-8"))
+            except ValueError:  # UnicodeDecodeError too; warned about when the file was read whole
+                continue
+            turn = _turn(obj, fmt, delegated) if isinstance(obj, dict) else None
+            if turn is not None:
+                who, text, ts = turn
+                turns.append(Turn(sid, number, mtime if ts is None else ts, who, text, path))
+    return Scanned(known["id"], path, known["turns"], known["chars"], turns)
+
+
+def _lines_holding(low: bytes, phrases):
+    """(number, start, end) of each line of `low` that holds all of some phrase's needles, in
+    order. The first needle is searched for through the whole buffer (C speed); only the
+    lines it is on are looked at."""
+    spans = set()
+    for needles in phrases:
+        if needles is None:
+            return _all_lines(low)
+        first, rest = needles[0], needles[1:]
+        at = low.find(first)
+        while at != -1:
+            start = low.rfind(b"\n", 0, at) + 1
+            end = low.find(b"\n", at)
+            end = len(low) if end == -1 else end
+            if all(n in low[start:end] for n in rest):
+                spans.add((start, end))
+            at = low.find(first, end)
+    found, number, counted = [], 1, 0
+    for start, end in sorted(spans):
+        number += low.count(b"\n", counted, start)
+        counted = start
+        found.append((number, start, end))
+    return found
+
+
+def _all_lines(low: bytes):
+    start = 0
+    for number, line in enumerate(low.split(b"\n"), 1):
+        yield number, start, start + len(line)
+        start += len(line) + 1
+
+
+SUMMARY = "summary.json"
+
+
+class _Summary:
+    """cache/sessions/summary.json: {path: {sig, id, format, delegated, turns, chars, warnings}}."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.changed = False
+        try:
+            with open(path, "rb") as f:
+                data = json.loads(f.read())
+            self.files = data["files"] if data.get("v") == CACHE_FORMAT and isinstance(data["files"], dict) else {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.files = {}
+
+    def get(self, path: str, sig) -> dict | None:
+        entry = self.files.get(path)
+        if isinstance(entry, dict) and sig is not None and entry.get("sig") == sig and not entry.get("escaped"):
+            return entry
+        return None
+
+    def put(self, path: str, entry: dict) -> None:
+        self.files[path] = {"sig": entry["sig"], "id": entry["id"], "format": entry["format"],
+                            "delegated": entry["delegated"], "turns": len(entry["turns"]),
+                            "chars": sum(len(t[3]) for t in entry["turns"]), "warnings": entry["warnings"],
+                            "escaped": entry.get("escaped", False)}
+        self.changed = True
+
+    def save(self, paths) -> None:
+        """Write the summary of this pass's files (derived: a failure changes nothing)."""
+        paths = set(paths)
+        if not self.changed and set(self.files) <= paths:
+            return
+        try:
+            fs.ensure_dir(os.path.dirname(self.path))
+            files = {p: e for p, e in self.files.items() if p in paths}
+            fs.atomic_write(self.path, json.dumps({"v": CACHE_FORMAT, "files": files}, ensure_ascii=False,
+                                                  separators=(",", ":")), durable=False)
+        except (OSError, AnimaError):
+            pass
 
 
 def find_turn(home, cfg, session_id: str, line: int, warn) -> Turn | None:
@@ -462,6 +634,7 @@ class _Cache:
         self.dir, self.limit = directory, limit
         self.used: set[str] = set()
         self.full = False
+        self.listed: dict[str, int] | None = None  # entry path -> mtime_ns, listed once per pass
 
     def entry_path(self, path: str) -> str:
         import zlib  # a short name is enough: the entry holds the path it is for and is checked against it
@@ -498,6 +671,7 @@ class _Cache:
             fs.ensure_dir(self.dir)
             fs.atomic_write(entry_path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")), durable=False)
             self.used.add(entry_path)
+            entries[entry_path] = time.time_ns()
         except (OSError, ValueError, AnimaError):
             pass
 
@@ -508,25 +682,26 @@ class _Cache:
             self._drop(p for _, p in sorted((m, p) for p, m in entries.items())[: len(entries) - self.limit])
 
     def _entries(self) -> dict[str, int]:
-        """Entry path -> mtime_ns."""
-        try:
-            names = [n for n in os.listdir(self.dir) if n.endswith(".json")]
-        except OSError:
-            return {}
-        entries = {}
-        for name in names:
-            sig = fs.signature(os.path.join(self.dir, name))
-            if sig is not None:
-                entries[os.path.join(self.dir, name)] = sig[0]
-        return entries
+        """Entry path -> mtime_ns, listed on first need and kept up to date by this pass."""
+        if self.listed is None:
+            self.listed = {}
+            try:
+                names = [n for n in os.listdir(self.dir) if n.endswith(".json") and n != SUMMARY]
+            except OSError:
+                names = []
+            for name in names:
+                sig = fs.signature(os.path.join(self.dir, name))
+                if sig is not None:
+                    self.listed[os.path.join(self.dir, name)] = sig[0]
+        return self.listed
 
-    @staticmethod
-    def _drop(paths) -> None:
-        for path in paths:
+    def _drop(self, paths) -> None:
+        for path in list(paths):
             try:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
+            self._entries().pop(path, None)
 
 
 # --- writing -------------------------------------------------------------------------------

@@ -139,3 +139,66 @@ def test_a_damaged_file_is_skipped_with_one_warning_and_the_search_still_answers
     assert len([w for w in warnings if "broken.jsonl.zst" in w]) == 1
     assert [w.split(": ")[1] for w in warnings if "lines.jsonl" in w] == ["warning", "warning"]
     assert all(w.startswith("anima: warning: ") for w in warnings)
+
+
+# --- the matching rules themselves ------------------------------------------------------------
+
+def test_tokens():
+    from anima.recall import tokens
+
+    assert tokens("Green-Tea, 绿茶abc123 x_y") == ["green", "tea", "绿", "茶", "abc123", "x", "y"]
+
+
+@pytest.mark.parametrize("term, text, count", [
+    ("tea", "Tea, tea and TEA.", 3),
+    ("tea", "teapot steam", 0),                  # never inside a longer word
+    ("green tea", "green tea; green, tea; green-tea", 3),
+    ("green tea", "green iced tea", 0),
+    ("绿茶", "我喝绿茶，不喝红茶。绿茶好。", 2),
+    ("绿茶", "绿，茶", 0),                         # CJK characters must stand together
+    ("哈哈", "哈哈哈", 2),                          # every place counts, overlapping ones too
+    ("tea", "绿茶tea时间", 1),                     # a CJK character is no part of a word
+    ("café", "CAFÉ au lait, Café", 2),            # any case, beyond ASCII too
+])
+def test_phrase_count(term, text, count):
+    from anima.recall import Phrase, tokens
+
+    assert Phrase(tuple(tokens(term))).count(text) == count
+
+
+def test_needles_are_what_the_raw_line_must_hold():
+    from anima.recall import needles, tokens
+
+    assert needles(tuple(tokens("Green tea"))) == [b"green", b"tea"]
+    assert needles(tuple(tokens("元旦晚会"))) == ["元旦晚会".encode()]
+    assert needles(tuple(tokens("tea 绿茶"))) == [b"tea", "绿茶".encode()]
+    assert needles(tuple(tokens("café"))) is None
+
+
+def test_a_file_with_escaped_unicode_is_still_searched(run, home):
+    import json as _json
+
+    path = home / "sessions" / "esc.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_json.dumps({"role": "user", "content": "我每天喝绿茶", "ts": DAY1}) + "\n")  # \\uXXXX
+    backdate(path)
+    for _ in range(2):  # the second pass has the file's summary
+        assert run("recall", "绿茶").stdout.startswith("esc\t1\t")
+    assert (home / "cache" / "sessions" / "summary.json").exists()
+
+
+def backdate(*paths):
+    import os
+    import time
+
+    for p in paths:
+        os.utime(p, (time.time() - 3600, time.time() - 3600))
+
+
+@pytest.mark.parametrize("cache_sessions", ["0", "1", "60"])
+def test_the_same_answers_from_a_full_read_the_summary_and_the_cache(run, corpus, cache_sessions):
+    run("config", "set", "recall.cache_sessions", cache_sessions)
+    backdate(*(corpus / "sessions").iterdir())
+    queries = "tea\nmorning tea\n绿茶\n早上 咖啡\ncoffee report\nzebra\n"
+    answers = [run("recall", "--batch", "--limit", "50", input=queries).stdout for _ in range(3)]
+    assert answers[0] == answers[1] == answers[2] and answers[0].count("\n") > 8
