@@ -212,10 +212,8 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     phrases = list({p: needles(p) for q in queries for p in q.phrases}.values())
     found, stats = scan(transcripts.scan(home, cfg, phrases, warn), queries, filters)
     ranked = [rank(c, st, q, limit, tiers) if q.raw else [] for c, st, q in zip(found, stats, queries, strict=True)]
-    cache_dir, cache_max = home.path("cache", "sessions"), cfg["recall.cache_sessions"]
-
-    def read_turns(path):  # its warnings were given during the scan
-        session = transcripts.read_session(path, cache_dir, cache_max, lambda message: None)
+    def read_turns(path):  # read directly: a few files, their warnings given during the scan already
+        session = transcripts.read_session(path, None, 0, lambda message: None)
         return session.turns if session else []
 
     attach_text([r for rs in ranked for r in rs], read_turns)
