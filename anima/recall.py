@@ -62,9 +62,9 @@ def tokens(text: str) -> list[str]:
 
 
 class Phrase:
-    """Where a phrase of tokens stands in a text: its tokens in order, CJK characters right
-    next to each other (as bigrams are), other tokens with only non-word characters between
-    them, a word token never inside a longer word.
+    """Where a phrase of tokens stands in a text: its tokens in order with only non-word
+    characters (spaces, punctuation) between them, a word token never inside a longer word.
+    The same rule as a phrase query over the tokens, which is what the index answers.
 
     The pattern consumes the first token and looks ahead for the rest, so overlapping places
     all count ("哈哈" twice in "哈哈哈"); the word boundaries are checked in Python for the same
@@ -73,8 +73,7 @@ class Phrase:
 
     def __init__(self, toks: tuple):
         self.toks = toks
-        tail = "".join(("" if is_cjk(a[0]) and is_cjk(b[0]) else r"[\W_]*") + f"({re.escape(b)})"
-                       for a, b in zip(toks, toks[1:], strict=False))
+        tail = "".join(rf"[\W_]*({re.escape(t)})" for t in toks[1:])
         self.pattern = re.compile(re.escape(toks[0]) + (f"(?={tail})" if tail else ""), re.IGNORECASE)
         self.word = [not is_cjk(t[0]) for t in toks]
 
@@ -91,20 +90,11 @@ class Phrase:
 
 
 def needles(phrase: tuple) -> list[bytes] | None:
-    """What the raw, lower-cased bytes of a line holding `phrase` must contain (a run of CJK
-    characters as one string); None when the bytes cannot tell (a letter whose case
-    bytes.lower() does not fold)."""
-    out: list[bytes] = []
-    previous = "a"
-    for tok in phrase:
-        if not (tok.isascii() or is_cjk(tok[0])):
-            return None
-        if out and is_cjk(tok[0]) and is_cjk(previous[0]):
-            out[-1] += tok.encode("utf-8")
-        else:
-            out.append(tok.encode("utf-8"))
-        previous = tok
-    return out
+    """What the raw, lower-cased bytes of a line holding `phrase` must contain; None when the
+    bytes cannot tell (a letter whose case bytes.lower() does not fold)."""
+    if not all(tok.isascii() or is_cjk(tok[0]) for tok in phrase):
+        return None
+    return sorted({tok.encode("utf-8") for tok in phrase}, key=len, reverse=True)
 
 
 class Query:
