@@ -166,20 +166,31 @@ class FactStore:
         text = fs.read_text(self.profile_path) if text is None else text
         return text.strip() if text and text.strip() else None
 
-    def set_handwritten(self, text: str) -> None:
+    def set_handwritten(self, text: str, now: float) -> None:
+        """Write the hand-written profile; the one it replaces goes to facts/archive/."""
         if not text.strip():
             raise Refused("refusing an empty profile; `anima profile reset` goes back to the facts")
-        fs.atomic_write(self.profile_path, text.strip() + "\n")
+        with fs.locked(self.profile_path, what="profile"):
+            self._archive_profile(now)
+            fs.atomic_write(self.profile_path, text.strip() + "\n")
 
     def reset_handwritten(self, now: float) -> str | None:
         """Move the hand-written profile to facts/archive/ (never deleted); return where."""
+        with fs.locked(self.profile_path, what="profile"):
+            where = self._archive_profile(now)
+            if where:
+                os.unlink(self.profile_path)
+        return where
+
+    def _archive_profile(self, now: float) -> str | None:
         text = fs.read_text(self.profile_path)
         if text is None:
             return None
-        path = os.path.join(self.archive_dir, f"profile-{clock.iso(now)}.md")
-        fs.atomic_write(path, text)
-        os.unlink(self.profile_path)
-        return path
+        for n in range(1, 10000):
+            path = os.path.join(self.archive_dir, f"profile-{clock.iso(now)}" + (f"-{n}" if n > 1 else "") + ".md")
+            if fs.create(path, text):
+                return path
+        raise DataError(f"{self.archive_dir}: cannot find a free archive name")
 
     # --- habits ----------------------------------------------------------------------
 
@@ -195,6 +206,10 @@ class FactStore:
             raise DataError(f"{self.habits_path}: expected an object with a \"habits\" object")
         return data["habits"]
 
+    def newest_by_tag(self, facts: list[dict] | None = None) -> dict[str, dict]:
+        """Tag -> its newest approved fact."""
+        return {tag: f for tag, f, _ in self.profile(facts)}
+
     def tag_counts(self, facts: list[dict] | None = None) -> dict[str, int]:
         counts: dict[str, int] = {}
         for f in self.approved(facts):
@@ -208,7 +223,9 @@ class FactStore:
             if newest is None:
                 raise Refused(f"no approved fact has the tag {tag!r}; a habit stands on approved facts")
             habits = self.habits()
-            habits[tag] = {"promoted": clock.iso(now), "text": normalise(text) if text else newest["text"]}
+            habits[tag] = {"promoted": clock.iso(now)}
+            if text:
+                habits[tag]["text"] = normalise(text)
             fs.atomic_write(self.habits_path, json.dumps({"habits": habits}, ensure_ascii=False, indent=1) + "\n")
 
     def demote(self, tag: str) -> None:
@@ -218,6 +235,16 @@ class FactStore:
                 raise NotFound(f"{tag!r} is not a habit; `anima habits` lists them")
             del habits[tag]
             fs.atomic_write(self.habits_path, json.dumps({"habits": habits}, ensure_ascii=False, indent=1) + "\n")
+
+
+def search(approved: list[dict], query) -> tuple[list[dict], bool]:
+    """Approved facts holding every term of `query` (a recall.Query), newest approval first;
+    if none holds them all, those holding any (relaxed). Retired facts are never searched."""
+    hits = [(f, [m.count(f["text"]) > 0 for m in query.matchers]) for f in approved]
+    strict = [f for f, found in hits if all(found)]
+    if strict:
+        return strict, False
+    return [f for f, found in hits if any(found)], True
 
 
 # --- the prompt's three sections ---------------------------------------------------------
@@ -250,10 +277,18 @@ def conclusion_items(ctx):
     return [Item(f["id"], f["text"]) for f in store.approved(facts) if f["id"] not in ctx.shown]
 
 
+def habit_text(habit: dict, newest: dict | None) -> str | None:
+    """How a habit reads: the words a person gave it, else its tag's newest approved fact
+    (so a retired fact never lingers in a habit); None when neither exists."""
+    return habit.get("text") or (newest["text"] if newest else None)
+
+
 def habit_items(ctx):
     from anima.prompt import Item
 
-    store = FactStore(ctx.home)
+    store, facts = _facts(ctx)
     habits = store.habits(ctx.read(store.habits_path))
+    newest = store.newest_by_tag(facts)
     ordered = sorted(habits.items(), key=lambda kv: (kv[1].get("promoted", ""), kv[0]), reverse=True)
-    return [Item(f"habit:{tag}", h.get("text") or tag) for tag, h in ordered]
+    items = [(tag, habit_text(h, newest.get(tag))) for tag, h in ordered]
+    return [Item(f"habit:{tag}", text) for tag, text in items if text]

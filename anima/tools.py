@@ -94,7 +94,7 @@ def call(home, name: str, args: dict, warn) -> dict:
         if not q.raw:
             raise UsageError("memory_recall: give at least one search term")
         filters = recall.Filters(parse_since(args.get("since")), args.get("who"))
-        limit = args.get("limit") or cfg["recall.limit"]
+        limit = args.get("limit", cfg["recall.limit"])
         if limit < 1:
             raise UsageError("memory_recall: 'limit' must be at least 1")
         [results] = recall.run(home, cfg, [q], filters, limit, True, warn)
@@ -108,9 +108,10 @@ def call(home, name: str, args: dict, warn) -> dict:
         if importance not in (0, 1, 2, 3):
             raise UsageError("memory_stage: 'importance' must be 0 to 3")
         request = Request(args["session"], args["line"], args["quote"], check_tags(args.get("tags", [])), importance)
-        [(fid, new)] = FactStore(home).stage(
-            [request], lambda s, n: transcripts.find_turn(home, cfg, s, n, warn), clock.now())
-        return {"id": fid, "new": new, "status": "candidate"}
+        store = FactStore(home)
+        [(fid, new)] = store.stage([request], lambda s, n: transcripts.find_turn(home, cfg, s, n, warn), clock.now())
+        status = next(f["status"] for f in store.load() if f["id"] == fid)
+        return {"id": fid, "new": new, "status": status}
     from anima import blocks
 
     if name == "get_self_blocks":

@@ -201,3 +201,38 @@ def test_conclusions_do_not_repeat_what_the_profile_printed(run, corpus):
     assert out.count("Black tea on Sundays.") == 1
     alone = run("prompt", "--sections", "conclusions").stdout
     assert "My cat is called Miso." in alone
+
+
+def test_a_habit_reads_as_its_newest_approved_fact_and_never_a_retired_one(run, corpus):
+    ids = [stage(run, 2, "I drink green tea every morning.", "tea"),
+           stage(run, 5, "I also drink oolong in the evening.", "tea"),
+           stage(run, 6, "Black tea on Sundays.", "tea")]
+    for i, when in zip(ids, ("2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z", "2026-11-03T00:00:00Z"), strict=True):
+        run("approve", i, env={"ANIMA_NOW": when})
+    run("habits", "promote", "tea")
+    assert run("habits").stdout == "HABIT\ttea\tBlack tea on Sundays.\n"
+    run("retire", ids[2])
+    assert run("habits").stdout == "HABIT\ttea\tI also drink oolong in the evening.\n"
+    assert "Black tea" not in run("prompt", "--sections", "habits").stdout
+
+
+def test_profile_set_keeps_the_previous_hand_written_profile(run, corpus):
+    run("profile", "set", "First words.", env={"ANIMA_NOW": "2026-11-01T00:00:00Z"})
+    run("profile", "set", "Second words.", env={"ANIMA_NOW": "2026-11-01T00:00:00Z"})
+    run("profile", "reset", env={"ANIMA_NOW": "2026-11-01T00:00:00Z"})
+    archived = sorted(p.read_text() for p in (corpus / "facts" / "archive").iterdir())
+    assert archived == ["First words.\n", "Second words.\n"]
+
+
+def test_recall_over_facts_shows_approved_ones_only(run, corpus):
+    a = stage(run, 4, "My cat is called Miso.", "pets")
+    b = stage(run, 6, "Black tea on Sundays.", "tea")
+    assert run("recall", "--facts", "miso").exit_code == 1          # a candidate is not searched
+    run("approve", a, b, env={"ANIMA_NOW": "2026-11-02T00:00:00Z"})
+    assert run("recall", "--facts", "miso").stdout == f"{a}\t2026-11-02\tpets\tMy cat is called Miso.\n"
+    r = run("recall", "--facts", "miso", "sundays")
+    assert sorted(r.stdout.splitlines()) == sorted([f"{a}\t2026-11-02\tpets\tMy cat is called Miso.",
+                                                    f"{b}\t2026-11-02\ttea\tBlack tea on Sundays."])
+    assert "relaxed" in r.stderr
+    run("retire", a)
+    assert run("recall", "--facts", "miso").exit_code == 1          # nor a retired one

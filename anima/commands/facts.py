@@ -33,7 +33,8 @@ def _requests(session, line, quote, tags, importance):
         try:
             item = json.loads(raw)
             ok = isinstance(item, dict) and isinstance(item.get("session"), str) \
-                and isinstance(item.get("line"), int) and isinstance(item.get("quote", item.get("text")), str)
+                and isinstance(item.get("line"), int) and not isinstance(item["line"], bool) \
+                and isinstance(item.get("quote", item.get("text")), str)
         except ValueError:
             ok = False
         if not ok:
@@ -132,7 +133,7 @@ def profile(ctx, as_json):
     enabled = config.load(home.config)["facts.profile"]
     written = store.handwritten()
     if written:
-        lines, source = written.split("\n"), "handwritten"
+        lines, source = [line for line in written.split("\n") if line.strip()], "handwritten"
     else:
         source = "facts"
         lines = [f"{tag}: {f['text']} [{f['id']}]" + (f" ({more} more not merged)" if more else "")
@@ -152,7 +153,9 @@ def profile_set(home, text):
     """Write the profile by hand (TEXT, or stdin with `-` or no TEXT); it wins outright."""
     body = read_input(None, 64 * 1024, "profile set", "as arguments or on stdin") if text in ((), ("-",)) \
         else " ".join(text)
-    _store(home).set_handwritten(body)
+    from anima import clock
+
+    _store(home).set_handwritten(body, clock.now())
 
 
 @profile.command("reset")
@@ -200,15 +203,18 @@ def habits(ctx, as_json):
     home = ctx.obj
     store = _store(home)
     threshold = config.load(home.config)["facts.habit_threshold"]
+    from anima.facts import habit_text
+
     made = store.habits()
     counts = store.tag_counts()
+    newest = store.newest_by_tag()
     suggested = {t: n for t, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
                  if n >= threshold and t not in made}
     if as_json:
         out_json({"habits": made, "suggested": suggested, "threshold": threshold})
         return
     for tag, h in sorted(made.items()):
-        out(f"HABIT\t{tag}\t{h.get('text', '')}\n")
+        out(f"HABIT\t{tag}\t{habit_text(h, newest.get(tag)) or ''}\n")
     for tag, n in suggested.items():
         out(f"SUGGEST\t{tag}\t{n}\n")
 

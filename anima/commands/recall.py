@@ -11,7 +11,12 @@ def parse_since(value: str | None) -> float | None:
 
     if value is None:
         return None
-    return clock.parse(value if "T" in value else value + "T00:00:00+00:00", "--since")
+    from anima.errors import UsageError
+
+    try:
+        return clock.parse(value if "T" in value else value + "T00:00:00+00:00", "--since")
+    except UsageError:
+        raise UsageError(f"--since: not a date (YYYY-MM-DD) or an RFC 3339 time: {value!r}") from None
 
 
 @click.command()
@@ -23,8 +28,10 @@ def parse_since(value: str | None) -> float | None:
 @click.option("--json", "as_json", is_flag=True,
               help="NDJSON: session, line, date, who, text, score, terms, relaxed.")
 @click.option("--batch", is_flag=True, help="One query per stdin line; NDJSON out, each result with `query`.")
+@click.option("--facts", "in_facts", is_flag=True,
+              help="Search the approved facts instead: ID, approved, tags, text (never retired ones).")
 @click.pass_obj
-def cli(home, terms, limit, since, who, no_tiers, as_json, batch):
+def cli(home, terms, limit, since, who, no_tiers, as_json, batch, in_facts):
     """Search the transcripts for TERMS; print where each was said.
 
     Every term must match; only if no turn has them all, any term may, and the results say
@@ -35,6 +42,8 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, batch):
     from anima import config, recall
 
     cfg = config.load(home.config)
+    if batch and in_facts:
+        raise UsageError("--facts searches for TERMS; it does not take --batch")
     if batch:
         if terms:
             raise UsageError("--batch reads the queries from stdin; give no TERMS")
@@ -45,6 +54,8 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, batch):
         if not queries[0].raw:
             raise UsageError("give at least one search term (letters, digits or CJK characters)")
     filters = recall.Filters(parse_since(since), who)
+    if in_facts:
+        return _search_facts(home, queries[0], limit or cfg["recall.limit"], as_json)
 
     def warning(message):
         warn(f"warning: {message}")
@@ -62,3 +73,19 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, batch):
                 out(recall.as_line(r, cfg["recall.snippet_chars"]))
     if not any(ranked):
         sys.exit(1)  # like grep: nothing matched, nothing said
+
+
+def _search_facts(home, query, limit, as_json):
+    from anima.facts import FactStore, last_change, search
+
+    found, relaxed = search(FactStore(home).approved(), query)
+    if relaxed and found:
+        warn("no fact has every term; showing facts with any of them (relaxed)")
+    for f in found[:limit]:
+        approved = last_change(f, "approved")
+        if as_json:
+            out_json({**f, "relaxed": relaxed})
+        else:
+            out(f"{f['id']}\t{approved[:10]}\t{','.join(f.get('tags', []))}\t{f['text']}\n")
+    if not found:
+        sys.exit(1)
