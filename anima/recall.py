@@ -226,7 +226,7 @@ def date(ts: float) -> str:
 
 def as_json(r: Result) -> dict:
     return {"session": r.c.session, "line": r.c.line, "date": date(r.c.ts), "who": r.c.who, "text": r.text,
-            "score": round(r.score, 4), "terms": r.terms, "relaxed": r.relaxed}
+            "score": round(r.score, 4), "terms": r.terms, "relaxed": r.relaxed, "path": r.c.path}
 
 
 def as_line(r: Result, width: int) -> str:

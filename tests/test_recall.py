@@ -77,7 +77,8 @@ def test_nothing_matched_is_exit_1_and_silent(run, corpus):
 
 def test_json_fields(run, corpus):
     x = json.loads(run("recall", "anxious", "--json").stdout)
-    assert set(x) == {"session", "line", "date", "who", "text", "score", "terms", "relaxed"}
+    assert set(x) == {"session", "line", "date", "who", "text", "score", "terms", "relaxed", "path"}
+    assert x["path"] == str(corpus / "sessions" / "beta.jsonl.zst")
     assert x["text"] == "Coffee makes me anxious, so I avoid it after noon."
     assert x["date"] == "2026-11-02" and x["score"] > 0 and x["terms"] == ["anxious"]
 
