@@ -29,6 +29,7 @@ COMMANDS = {
     "habits": ("anima.commands.facts:habits", "Habits: tags a person promoted, and suggestions."),
     "tools": ("anima.commands.tools:tools", "The agent's tools as OpenAI function-calling schemas."),
     "call": ("anima.commands.tools:call", "Run one agent tool: arguments JSON on stdin, result JSON out."),
+    "index": ("anima.commands.index:cli", "The recall index: rebuild, update, status, on, off, verify."),
     "session": ("anima.commands.session:cli", "Record turns for hosts that keep no transcripts of their own."),
     "prompt": ("anima.commands.prompt:cli", "Print the system-prompt injection for this turn."),
 }

@@ -105,6 +105,12 @@ SETTINGS: dict[str, Setting] = {
         60, "Sessions kept read and decompressed under cache/sessions/.", "int", 0, 100000),
     "recall.limit": Setting(10, "Results `anima recall` prints unless --limit says otherwise.", "int", 1, 100000),
     "recall.snippet_chars": Setting(120, "Characters of text around the match in a result line.", "int", 20, 10000),
+    "index.enabled": Setting(
+        False, "Whether `anima recall` answers from the index (`anima index on|off`; on needs an "
+        "index that is up to date).", "bool"),
+    "index.hot_minutes": Setting(
+        5, "Sessions modified this recently are hot: never indexed, always scanned.", "int", 0, 100000),
+    "index.jobs": Setting(2, "Processes `anima index rebuild` reads and tokenises with.", "int", 1, 64),
     "facts.habit_threshold": Setting(
         3, "Approved facts a tag needs before `anima habits` suggests it as a habit.", "int", 1, 1000),
     "facts.profile": Setting(
@@ -135,6 +141,7 @@ TABLE_HELP = {
     "self": "The self layer: six blocks under self/blocks/.",
     "notes": "Self-notes: notes/notes.md, one first-person note per line.",
     "recall": "Transcripts and `anima recall`.",
+    "index": "The recall index: tokens and positions of the transcripts, never their text.",
     "facts": "Facts about the person: staged from transcripts, approved by a person.",
     "prompt": "What `anima prompt` prints every turn.",
     "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",

@@ -46,16 +46,17 @@ def tokens(text: str) -> list[str]:
     """
     out, word = [], []
     for ch in text.lower():
-        if is_cjk(ch):
+        if not ch.isalnum():
+            if word:
+                out.append("".join(word))
+                word = []
+        elif is_cjk(ch):
             if word:
                 out.append("".join(word))
                 word = []
             out.append(ch)
-        elif ch.isalnum():
+        else:
             word.append(ch)
-        elif word:
-            out.append("".join(word))
-            word = []
     if word:
         out.append("".join(word))
     return out
@@ -107,10 +108,12 @@ class Query:
 
 
 class Candidate:
+    """A turn that holds at least one term: where it is and what the score needs, no text."""
+
     __slots__ = ("session", "path", "line", "ts", "who", "dl", "tfs")
 
-    def __init__(self, turn, dl: int, tfs: tuple):
-        self.session, self.path, self.line, self.ts, self.who = turn.session, turn.path, turn.line, turn.ts, turn.who
+    def __init__(self, session: str, path: str, line: int, ts: float, who: str, dl: int, tfs: tuple):
+        self.session, self.path, self.line, self.ts, self.who = session, path, line, ts, who
         self.dl, self.tfs = dl, tfs
 
 
@@ -139,13 +142,14 @@ class Filters:
         return (self.since is None or turn.ts >= self.since) and (self.who is None or turn.who == self.who)
 
 
-def scan(sessions, queries: list[Query], filters: Filters):
-    """One pass for every query: candidates (any term matched) and corpus statistics.
+def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=None):
+    """One pass for every query: candidates (any term matched) and corpus statistics, added
+    to `found` and `stats` when given (what an index answered).
 
     `sessions` yields transcripts.Scanned: each session's totals, and its turns that may match.
     """
-    stats = [Stats(len(q.phrases)) for q in queries]
-    found: list[list[Candidate]] = [[] for _ in queries]
+    stats = stats or [Stats(len(q.phrases)) for q in queries]
+    found = found or [[] for _ in queries]
     for session in sessions:
         for st in stats:
             st.turns += session.turns_total
@@ -158,7 +162,35 @@ def scan(sessions, queries: list[Query], filters: Filters):
                     if tf:
                         st.df[i] += 1
                 if admitted and any(tfs):
-                    out.append(Candidate(turn, len(turn.text), tfs))
+                    out.append(Candidate(turn.session, turn.path, turn.line, turn.ts, turn.who, len(turn.text), tfs))
+    return found, stats
+
+
+def from_index(idx, queries: list[Query], filters: Filters):
+    """What `scan` finds, for the sessions the index covers now, without reading them."""
+    from anima import index
+
+    totals = index._fts_totals(idx.con)
+    rows, raw_meta = {}, {}
+    for p in {p for q in queries for p in q.phrases}:
+        rows[p], more = index.phrase_rows(idx.con, p, totals)
+        raw_meta.update(more)
+    meta = idx.turns(raw_meta)
+    n_turns, n_chars = idx.totals()
+    stats, found = [], []
+    for q in queries:
+        st = Stats(len(q.phrases))
+        st.turns, st.chars = n_turns, n_chars
+        counts = [rows[p] for p in q.phrases]
+        for i, c in enumerate(counts):
+            st.df[i] = sum(1 for r in c if r in meta)
+        out = []
+        for r in sorted({r for c in counts for r in c if r in meta}):
+            path, sid, line, ts, who, chars = meta[r]
+            if (filters.since is None or ts >= filters.since) and (filters.who is None or who == filters.who):
+                out.append(Candidate(sid, path, line, ts, who, chars, tuple(c.get(r, 0) for c in counts)))
+        stats.append(st)
+        found.append(out)
     return found, stats
 
 
@@ -184,29 +216,52 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool) -
     return results[:limit]
 
 
-def attach_text(results: list[Result], read_turns) -> None:
-    """Read the printed results' text back from their transcripts (each file read once)."""
+def attach_text(results: list[Result]) -> None:
+    """Read the printed results' text back from their transcripts (each file read once, only
+    the lines wanted parsed)."""
+    from anima import transcripts
+
     by_path: dict[str, list[Result]] = {}
     for r in results:
         by_path.setdefault(r.c.path, []).append(r)
     for path, rs in by_path.items():
-        lines = {t.line: t.text for t in read_turns(path)}
+        turns = transcripts.turns_at(path, rs[0].c.session, {r.c.line for r in rs})
         for r in rs:
-            r.text = lines.get(r.c.line, "")
+            r.text = turns[r.c.line].text if r.c.line in turns else ""
 
 
-def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bool, warn) -> list[list[Result]]:
-    """Every query answered from one pass over the transcripts, results with their text."""
-    from anima import transcripts
+def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bool, warn,
+        note=None) -> list[list[Result]]:
+    """Every query answered, results with their text: from the index for what it covers when
+    it is on (and can answer), by one pass over the transcripts for everything else.
+    `note` takes what the user should know about how (the index's coverage)."""
+    import os
+
+    from anima import index, transcripts
 
     phrases = list({p: needles(p) for q in queries for p in q.phrases}.values())
-    found, stats = scan(transcripts.scan(home, cfg, phrases, warn), queries, filters)
+    if cfg["index.enabled"] and os.path.exists(index.path(home)) and index.answerable(queries):
+        files = transcripts.session_files(home, cfg)
+        idx = index.Open(home, cfg, files)
+        try:
+            found, stats = from_index(idx, queries, filters)
+            indexed_ids = {sid for _, sid in idx.plan.current.values()}
+        finally:
+            idx.close()
+        plan = idx.plan
+        if note and plan.hot:
+            note(f"index excludes {len(plan.hot)} sessions modified in the last {cfg['index.hot_minutes']} minutes "
+                 "(scanned directly)")
+        if note and (plan.stale or plan.missing):
+            note(f"index is stale: {len(plan.stale)} sessions changed or new since it was updated (scanned "
+                 f"directly), {len(plan.missing)} gone; `anima index update` catches up")
+        uncovered = (s for s in transcripts.scan(home, cfg, phrases, warn, paths=plan.uncovered)
+                     if s.id not in indexed_ids)
+        found, stats = scan(uncovered, queries, filters, found, stats)
+    else:
+        found, stats = scan(transcripts.scan(home, cfg, phrases, warn), queries, filters)
     ranked = [rank(c, st, q, limit, tiers) if q.raw else [] for c, st, q in zip(found, stats, queries, strict=True)]
-    def read_turns(path):  # read directly: a few files, their warnings given during the scan already
-        session = transcripts.read_session(path, None, 0, lambda message: None)
-        return session.turns if session else []
-
-    attach_text([r for rs in ranked for r in rs], read_turns)
+    attach_text([r for rs in ranked for r in rs])
     return ranked
 
 

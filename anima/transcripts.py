@@ -148,18 +148,25 @@ def session_files(home, cfg) -> list[str]:
 
 
 def _walk(top: str, found: set, seen_dirs: set) -> None:
-    for dirpath, dirnames, names in os.walk(top, followlinks=True):
-        real = os.path.realpath(dirpath)
-        if real in seen_dirs:  # reached twice, or a symlink loop
-            dirnames[:] = []
+    """Session files under `top`, by their real paths (scandir: no stat for a plain file)."""
+    real = os.path.realpath(top)
+    if real in seen_dirs:  # reached twice, or a symlink loop
+        return
+    seen_dirs.add(real)
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
             continue
-        seen_dirs.add(real)
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in names:
-            if name.endswith(SUFFIXES) and not name.startswith("."):
-                path = os.path.join(dirpath, name)
-                if os.path.isfile(path):
-                    found.add(os.path.realpath(path))
+        try:
+            if entry.is_dir():
+                _walk(entry.path, found, seen_dirs)
+            elif entry.name.endswith(SUFFIXES) and entry.is_file():
+                found.add(os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real, entry.name))
+        except OSError:
+            continue
 
 
 def _plain_id(value) -> bool:
@@ -454,7 +461,7 @@ def _passes(data: bytes, phrases) -> bool:
     return any(needles is None or all(n in data for n in needles) for needles in phrases)
 
 
-def scan(home, cfg, phrases, warn):
+def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
     """Every session for recall, in session_files order, as Scanned.
 
     `phrases`: for each phrase searched, the byte strings (lower-cased) that its line must
@@ -463,6 +470,7 @@ def scan(home, cfg, phrases, warn):
     that a later pass decompresses it, looks for the needles in its raw bytes and parses only
     the lines that hold them; a file whose text is escaped (\\uXXXX) or not summarised yet is
     read whole, as `sessions` reads it. Turns returned are a superset of the matching ones.
+    `paths` limits the pass to those files (the ones an index does not cover).
     """
     root = _root(home)
     cache_max = _setting(cfg, "recall.cache_sessions", 60)
@@ -474,7 +482,7 @@ def scan(home, cfg, phrases, warn):
             cache.trim()
         summary = _Summary(os.path.join(directory, SUMMARY))
     first: dict[str, str] = {}
-    for path in session_files(home, cfg):
+    for path in session_files(home, cfg) if paths is None else paths:
         started = time.time_ns()
         sig = fs.signature(path)
         known = summary.get(path, sig) if summary is not None else None
@@ -496,7 +504,7 @@ def scan(home, cfg, phrases, warn):
         first[scanned.id] = path
         yield scanned
     if summary is not None:
-        summary.save(first.values())
+        summary.save(first.values(), prune=paths is None)
 
 
 def _scan_raw(path: str, sig: list, known: dict, phrases) -> Scanned | None:
@@ -586,18 +594,56 @@ class _Summary:
                             "escaped": entry.get("escaped", False)}
         self.changed = True
 
-    def save(self, paths) -> None:
-        """Write the summary of this pass's files (derived: a failure changes nothing)."""
+    def save(self, paths, prune: bool = True) -> None:
+        """Write the summary (derived: a failure changes nothing); `prune` keeps only `paths`."""
         paths = set(paths)
-        if not self.changed and set(self.files) <= paths:
+        if not self.changed and (not prune or set(self.files) <= paths):
             return
         try:
             fs.ensure_dir(os.path.dirname(self.path))
-            files = {p: e for p, e in self.files.items() if p in paths}
+            files = {p: e for p, e in self.files.items() if p in paths or not prune}
             fs.atomic_write(self.path, json.dumps({"v": CACHE_FORMAT, "files": files}, ensure_ascii=False,
                                                   separators=(",", ":")), durable=False)
         except (OSError, AnimaError):
             pass
+
+
+def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
+    """The turns on these lines of `path`, parsing only them (and the lines before the one
+    that decides the format). A damaged file is read as `read_session` reads it."""
+    lines = set(lines)
+    sig = fs.signature(path)
+    try:
+        raw = b"".join(_chunks(path))
+    except (OSError, _Damaged):
+        session = read_session(path, None, 0, lambda message: None)
+        return {t.line: t for t in session.turns if t.line in lines} if session else {}
+    fmt, delegated, out = None, False, {}
+    mtime = sig[0] / 1e9 if sig else 0.0
+    for number, line in enumerate(raw.split(b"\n"), 1):
+        if fmt is not None and number not in lines:
+            continue
+        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]
+        try:
+            obj = json.loads(line.decode("utf-8"))
+        except ValueError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        if fmt is None:
+            fmt = _detect(obj)
+            if fmt is None:
+                continue
+            if obj.get("type") == "session":
+                delegated = obj.get("delegated") is True
+                continue
+        if number in lines:
+            turn = _turn(obj, fmt, delegated)
+            if turn is not None:
+                who, text, ts = turn
+                out[number] = Turn(session_id, number, mtime if ts is None else ts, who, text, path)
+    return out
 
 
 def find_turn(home, cfg, session_id: str, line: int, warn) -> Turn | None:

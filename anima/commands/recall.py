@@ -60,7 +60,7 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, batch, in_facts):
     def warning(message):
         warn(f"warning: {message}")
 
-    ranked = recall.run(home, cfg, queries, filters, limit or cfg["recall.limit"], not no_tiers, warning)
+    ranked = recall.run(home, cfg, queries, filters, limit or cfg["recall.limit"], not no_tiers, warning, warn)
     for number, results in enumerate(ranked):
         if results and results[0].relaxed and not batch:
             warn("no turn has every term; showing turns with any of them (relaxed)")

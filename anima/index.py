@@ -1,0 +1,497 @@
+"""The recall index: which turn holds which token where, and never what was said.
+
+index/recall.sqlite is an SQLite database with an FTS5 table that is contentless
+(`content=''`): it keeps the tokens' posting lists and positions only, so no sentence of a
+transcript can be read back from it. Beside it, plain tables hold ids, line numbers, dates,
+speakers and sizes of the turns and the files they came from; results are always read back
+from the transcripts themselves.
+
+Tokens are those of `anima recall` (recall.tokens): words and single CJK characters. For
+FTS5 the body of a turn is its text with a space around every CJK character, and FTS5's
+unicode61 tokenizer (case folded, diacritics kept) does the rest; a query whose words are
+not all ASCII or CJK is answered by a scan instead, where the two could fold case apart.
+
+What a query needs from the index, per phrase: the turns that hold it and how often. FTS5
+answers the first; for the second, the stdlib offers no way to read a row's phrase
+instances, but FTS5's own bm25() is a function of exactly that count and of numbers the
+index keeps (rows, tokens, the row's size, the phrase's rows), so the count is recovered
+from it exactly. Scores are then computed by recall itself, the same way as for a scan, so
+results with and without the index are identical.
+
+A session modified within index.hot_minutes is hot: never indexed, always scanned. A cold
+one changed or missing since it was indexed is stale: recall scans it, says so, and
+`anima index on` refuses until `anima index update` (or rebuild) catches up. A file that only
+grew (sessions/*.jsonl appended to) is updated by indexing its new lines; a file changed in
+any other way has its old rows retired (FTS5 cannot delete from a contentless table without
+the old text) and its new content indexed; `index status` counts the retired rows, and a
+rebuild drops them.
+"""
+
+import json
+import os
+import re
+import time
+
+from anima import fs
+from anima.errors import Refused
+
+K1 = 1.2
+B = 0.75
+NAME = "recall.sqlite"
+SCHEMA_VERSION = "1"
+WHO = ("user", "me", "delegated")
+_CJK_SPACED = None
+
+
+def body(text: str) -> str:
+    """The text FTS5 tokenises into recall's tokens: a space around each CJK character,
+    private-use characters (tokens to FTS5, not to recall) made spaces."""
+    global _CJK_SPACED
+    if _CJK_SPACED is None:
+        _CJK_SPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+                                 "|([\ue000-\uf8ff])")
+    return _CJK_SPACED.sub(lambda m: " " if m.group(1) else f" {m.group()} ", text)
+
+
+def path(home) -> str:
+    return home.path("index", NAME)
+
+
+def _connect(db_path: str, readonly: bool = False):
+    import sqlite3
+
+    if readonly:
+        con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
+    else:
+        con = sqlite3.connect(db_path, timeout=30)
+    return con
+
+
+def _create(con) -> None:
+    con.executescript(f"""
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, sig TEXT NOT NULL,
+                           session TEXT NOT NULL, format TEXT NOT NULL, delegated INTEGER NOT NULL,
+                           turns INTEGER NOT NULL, chars INTEGER NOT NULL,
+                           size INTEGER NOT NULL, lines INTEGER NOT NULL, tail TEXT NOT NULL);
+        CREATE TABLE turns(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
+                           ts REAL NOT NULL, who INTEGER NOT NULL, chars INTEGER NOT NULL);
+        CREATE INDEX turns_file ON turns(file);
+        CREATE VIRTUAL TABLE f USING fts5(body, content='', detail=full,
+                                          tokenize='unicode61 remove_diacritics 0');
+        INSERT INTO meta VALUES('version', '{SCHEMA_VERSION}');
+    """)
+
+
+# --- building -------------------------------------------------------------------------------
+
+def _tail_hash(path: str, size: int) -> str:
+    """A hash of the 4 KiB before `size`: unchanged means the first `size` bytes likely are."""
+    import zlib
+
+    with open(path, "rb") as f:
+        f.seek(max(0, size - 4096))
+        return f"{zlib.crc32(f.read(min(size, 4096))):08x}"
+
+
+def _read_file(args):
+    """In a worker: a file's session, as rows to insert. Plain data only (it crosses a pipe)."""
+    from anima import transcripts
+
+    path, sig = args
+    warnings: list[str] = []
+    try:
+        entry = transcripts._extract(path, sig)
+    except transcripts._Unreadable as e:
+        return path, sig, None, [str(e)]
+    warnings += entry["warnings"]
+    size = lines = 0
+    if not path.endswith(transcripts.ZSTD_SUFFIXES):
+        # only complete lines count as indexed: a later append continues after them
+        with open(path, "rb") as f:
+            data = f.read()
+        size = data.rfind(b"\n") + 1
+        lines = data.count(b"\n", 0, size)
+    rows = [(line, ts, WHO.index(who), len(text), body(text)) for line, ts, who, text in entry["turns"]
+            if not size or line <= lines]
+    return path, sig, {"id": entry["id"], "format": entry["format"], "delegated": entry["delegated"],
+                       "rows": rows, "size": size, "lines": lines,
+                       "tail": _tail_hash(path, size) if size else ""}, warnings
+
+
+def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
+    """The complete lines added after the first `size` bytes (`lines` lines), as rows; only
+    those bytes are read. None if they are not whole lines of JSON (then read it all)."""
+    from anima import transcripts
+
+    with open(path, "rb") as f:
+        f.seek(size)
+        data = f.read()
+    end = data.rfind(b"\n") + 1
+    rows = []
+    mtime = os.stat(path).st_mtime
+    for number, raw in enumerate(data[:end].split(b"\n")[:-1], lines + 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except ValueError:
+            return None
+        turn = transcripts._turn(obj, fmt, delegated) if isinstance(obj, dict) else None
+        if turn is not None:
+            who, text, ts = turn
+            rows.append((number, mtime if ts is None else ts, WHO.index(who), len(text), body(text)))
+    new_size = size + end
+    return {"rows": rows, "size": new_size, "lines": lines + data.count(b"\n", 0, end),
+            "tail": _tail_hash(path, new_size)}
+
+
+def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
+    rows = got["rows"]
+    if file_id is None:
+        cur = con.execute("INSERT INTO files(path, sig, session, format, delegated, turns, chars, size, lines, tail) "
+                          "VALUES(?,?,?,?,?,?,?,?,?,?)",
+                          (path, json.dumps(sig), got["id"], got["format"], int(got["delegated"]), len(rows),
+                           sum(r[3] for r in rows), got["size"], got["lines"], got["tail"]))
+        file_id = cur.lastrowid
+    else:
+        con.execute("UPDATE files SET sig=?, turns=turns+?, chars=chars+?, size=?, lines=?, tail=? WHERE id=?",
+                    (json.dumps(sig), len(rows), sum(r[3] for r in rows), got["size"], got["lines"], got["tail"],
+                     file_id))
+    for line, ts, who, chars, text in rows:
+        cur = con.execute("INSERT INTO turns(file, line, ts, who, chars) VALUES(?,?,?,?,?)",
+                          (file_id, line, ts, who, chars))
+        con.execute("INSERT INTO f(rowid, body) VALUES(?,?)", (cur.lastrowid, text))
+
+
+class Plan:
+    """Which session files the index covers now, and which must be scanned."""
+
+    def __init__(self):
+        self.current: dict[str, tuple] = {}  # path -> (file id, session id), indexed and unchanged
+        self.hot: list[str] = []
+        self.stale: list[str] = []    # cold, but changed or not indexed
+        self.missing: list[str] = []  # indexed, but gone
+
+    @property
+    def uncovered(self) -> list[str]:
+        return sorted(self.hot + self.stale)
+
+
+def _cold(sig, now_ns: int, hot_minutes: int) -> bool:
+    return sig is not None and sig[0] <= now_ns - hot_minutes * 60 * 1_000_000_000
+
+
+def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None) -> Plan:
+    now_ns = time.time_ns() if now_ns is None else now_ns
+    known = {p: (i, json.loads(s), sid) for i, p, s, sid in con.execute("SELECT id, path, sig, session FROM files")}
+    result = Plan()
+    for p in files:
+        sig = fs.signature(p)
+        if not _cold(sig, now_ns, hot_minutes):
+            result.hot.append(p)
+        elif p in known and known[p][1] == sig:
+            result.current[p] = (known[p][0], known[p][2])
+        else:
+            result.stale.append(p)
+    result.missing = sorted(set(known) - set(files))
+    return result
+
+
+def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
+    """Build a new index beside the old one and move it into place: a rebuild killed at any
+    moment leaves the previous index (or none) as it was. Raise Busy if one is running."""
+    from anima import transcripts
+
+    directory = home.ensure("index")
+    target = os.path.join(directory, NAME)
+    with fs.locked(target, wait=False, what="the recall index (a rebuild or update is running)"):
+        started = time.time_ns()
+        files = transcripts.session_files(home, cfg)
+        cold = [(p, sig) for p in files if _cold(sig := fs.signature(p), started, cfg["index.hot_minutes"])]
+        tmp = os.path.join(directory, f".{NAME}.{os.getpid()}.build")
+        for leftover in (tmp, tmp + "-journal"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+        con = _connect(tmp)
+        try:
+            con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
+            _create(con)
+            con.execute("INSERT INTO f(f, rank) VALUES('automerge', 0)")
+            seen: dict[str, str] = {}
+            done = 0
+            for p, sig, got, warnings in _map(_read_file, cold, jobs):
+                for message in warnings:
+                    warn(message)
+                done += 1
+                if progress:
+                    progress(done, len(cold))
+                if got is None:
+                    continue
+                if got["id"] in seen:
+                    warn(f"{p}: session {got['id']} was already read from {seen[got['id']]}; file skipped")
+                    continue
+                seen[got["id"]] = p
+                _insert(con, p, sig, got)
+            con.execute("INSERT INTO f(f) VALUES('optimize')")
+            con.execute("INSERT INTO meta VALUES('built', ?)", (str(started),))
+            con.commit()
+        finally:
+            con.close()
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+        fs._fsync_dir(directory)
+    return {"indexed": len(seen), "hot": len(files) - len(cold)}
+
+
+def _map(fn, items: list, jobs: int):
+    """fn over items, in order; in `jobs` worker processes when there is enough to share."""
+    if jobs <= 1 or len(items) < 8:
+        yield from map(fn, items)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        yield from pool.imap(fn, items, chunksize=4)
+
+
+def update(home, cfg, warn=lambda m: None) -> dict:
+    """Bring the index up to date: index new cold sessions, append what grew, retire the rows
+    of files that changed otherwise or are gone. Raise Busy if a rebuild or update runs."""
+    from anima import transcripts
+
+    target = path(home)
+    if not os.path.exists(target):
+        raise Refused("no index yet: run `anima index rebuild`")
+    with fs.locked(target, wait=False, what="the recall index (a rebuild or update is running)"):
+        con = _connect(target)
+        try:
+            files = transcripts.session_files(home, cfg)
+            p = plan(con, files, cfg["index.hot_minutes"])
+            counts = {"added": 0, "appended": 0, "replaced": 0, "removed": len(p.missing)}
+            with con:
+                for gone in p.missing:
+                    _retire(con, gone)
+                ids = {sid for _, sid in p.current.values()}
+                for stale in p.stale:
+                    row = con.execute("SELECT id, size, lines, tail, format, delegated FROM files WHERE path=?",
+                                      (stale,)).fetchone()
+                    sig = fs.signature(stale)
+                    if row and sig and sig[1] >= row[1] > 0 and _tail_hash(stale, row[1]) == row[3]:
+                        grown = _read_appended(stale, row[4], bool(row[5]), row[1], row[2])
+                        if grown is not None:
+                            _insert(con, stale, sig, grown, row[0])
+                            counts["appended"] += 1
+                            continue
+                    _, _, got, warnings = _read_file((stale, sig))
+                    for message in warnings:
+                        warn(message)
+                    if got is None:
+                        if row:
+                            _retire(con, stale)
+                        continue
+                    if row:
+                        _retire(con, stale)
+                        counts["replaced"] += 1
+                    else:
+                        counts["added"] += 1
+                    if got["id"] in ids:
+                        warn(f"{stale}: session {got['id']} is already indexed from another file; file skipped")
+                        continue
+                    ids.add(got["id"])
+                    _insert(con, stale, sig, got)
+        finally:
+            con.close()
+    return counts
+
+
+def _retire(con, file_path: str) -> None:
+    """Forget a file: its turns' metadata goes; their FTS5 rows stay behind as dead rows."""
+    row = con.execute("SELECT id FROM files WHERE path=?", (file_path,)).fetchone()
+    if row:
+        con.execute("DELETE FROM turns WHERE file=?", (row[0],))
+        con.execute("DELETE FROM files WHERE id=?", (row[0],))
+
+
+# --- reading --------------------------------------------------------------------------------
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's variable-length integers (as FTS5 stores its sizes)."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for k in range(9):
+            byte = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
+
+
+def _fts_totals(con) -> tuple[int, int]:
+    """FTS5's own row and token counts (dead rows included): what its bm25() uses."""
+    row = con.execute("SELECT block FROM f_data WHERE id=1").fetchone()
+    if not row or not row[0]:
+        return 0, 0
+    n_row, n_tok = _varints(row[0])[:2]
+    return n_row, n_tok
+
+
+def phrase_query(phrase: tuple) -> str:
+    return '"' + " ".join(tok.replace('"', '""') for tok in phrase) + '"'
+
+
+def answerable(queries) -> bool:
+    """Whether the index can answer these queries exactly: every token ASCII or CJK."""
+    from anima.recall import is_cjk
+
+    return all(tok.isascii() or is_cjk(tok[0]) for q in queries for p in q.phrases for tok in p)
+
+
+def phrase_rows(con, phrase: tuple, totals: tuple[int, int]) -> tuple[dict[int, int], dict[int, tuple]]:
+    """({rowid: how often the phrase stands in that row}, {rowid: its turn's metadata}) over
+    the whole FTS5 table; a dead row (a retired file's) has no metadata.
+
+    The count is recovered from bm25() on this one phrase, which is idf x tf(k1+1) / (tf +
+    k1(1 - b + b D/avgdl)) with FTS5's own numbers: rows N, tokens, the row's size D, and the
+    phrase's rows.
+    """
+    import math
+
+    scored = con.execute("SELECT f.rowid, bm25(f), d.sz, t.file, t.line, t.ts, t.who, t.chars FROM f "
+                         "JOIN f_docsize d ON d.id = f.rowid LEFT JOIN turns t ON t.id = f.rowid "
+                         "WHERE f MATCH ?", (phrase_query(phrase),)).fetchall()
+    if not scored:
+        return {}, {}
+    n_row, n_tok = totals
+    avgdl = n_tok / n_row
+    idf = math.log((n_row - len(scored) + 0.5) / (len(scored) + 0.5))
+    if idf <= 0.0:
+        idf = 1e-6
+    counts, meta = {}, {}
+    for rowid, score, sz, *turn in scored:
+        g = -score / idf
+        k = K1 * (1 - B + B * _varints(sz)[0] / avgdl)
+        counts[rowid] = max(1, round(g * k / ((K1 + 1) - g)))
+        if turn[0] is not None:
+            meta[rowid] = turn
+    return counts, meta
+
+
+def _select_in(con, sql: str, ids):
+    """Rows of `sql`, whose "IN ({})" takes `ids`, asked in chunks SQLite accepts."""
+    ids = list(ids)
+    for chunk in range(0, len(ids), 900):
+        part = ids[chunk:chunk + 900]
+        yield from con.execute(sql.format(",".join("?" * len(part))), part)
+
+
+class Open:
+    """An index opened for reading, with the plan of what it covers now."""
+
+    def __init__(self, home, cfg, files: list[str]):
+        self.con = _connect(path(home), readonly=True)
+        self.plan = plan(self.con, files, cfg["index.hot_minutes"])
+
+    def close(self):
+        self.con.close()
+
+    def totals(self) -> tuple[int, int]:
+        """Turns and characters of the files the index covers now."""
+        turns = chars = 0
+        for t, c in _select_in(self.con, "SELECT turns, chars FROM files WHERE id IN ({})",
+                               [i for i, _ in self.plan.current.values()]):
+            turns += t
+            chars += c
+        return turns, chars
+
+    def turns(self, meta: dict[int, tuple]) -> dict[int, tuple]:
+        """rowid -> (path, session, line, ts, who, chars), for the rows of files covered now,
+        from the (file, line, ts, who, chars) that phrase_rows gives."""
+        by_file = {i: (p, sid) for p, (i, sid) in self.plan.current.items()}
+        out = {}
+        for rowid, (file_id, line, ts, who, chars) in meta.items():
+            if file_id in by_file:
+                p, sid = by_file[file_id]
+                out[rowid] = (p, sid, line, ts, WHO[who], chars)
+        return out
+
+
+def status(home, cfg) -> dict:
+    from anima import transcripts
+
+    target = path(home)
+    files = transcripts.session_files(home, cfg)
+    info = {"enabled": cfg["index.enabled"], "path": target, "exists": os.path.exists(target),
+            "sessions": len(files), "indexed": 0, "hot": 0, "stale": 0, "missing": 0, "dead_rows": 0,
+            "size": 0, "built": None, "hot_minutes": cfg["index.hot_minutes"]}
+    if not info["exists"]:
+        return info
+    con = _connect(target, readonly=True)
+    try:
+        p = plan(con, files, cfg["index.hot_minutes"])
+        n_row, _ = _fts_totals(con)
+        live = con.execute("SELECT count(*) FROM turns").fetchone()[0]
+        built = con.execute("SELECT value FROM meta WHERE key='built'").fetchone()
+    finally:
+        con.close()
+    from anima import clock
+
+    info.update(indexed=len(p.current), hot=len(p.hot), stale=len(p.stale), missing=len(p.missing),
+                dead_rows=n_row - live, size=os.path.getsize(target),
+                built=clock.iso(int(built[0]) / 1e9) if built else None,
+                stale_paths=p.stale, missing_paths=p.missing)
+    return info
+
+
+def verify(home, cfg) -> list[str]:
+    """Problems found, as lines; changes nothing."""
+    target = path(home)
+    if not os.path.exists(target):
+        return [f"{target}: no index (`anima index rebuild` makes one)"]
+    problems = []
+    con = _connect(target, readonly=True)
+    try:
+        check = con.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            problems.append(f"{target}: database damaged: {check}")
+        version = con.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+        if not version or version[0] != SCHEMA_VERSION:
+            problems.append(f"{target}: made by another version of anima; rebuild it")
+        orphans = con.execute("SELECT count(*) FROM turns WHERE file NOT IN (SELECT id FROM files)").fetchone()[0]
+        if orphans:
+            problems.append(f"{target}: {orphans} turns belong to no file")
+        counted = con.execute("SELECT count(*) FROM files f WHERE turns != "
+                              "(SELECT count(*) FROM turns t WHERE t.file = f.id)").fetchone()[0]
+        if counted:
+            problems.append(f"{target}: {counted} files' turn counts disagree with their turns")
+    except Exception as e:  # sqlite3.DatabaseError and friends: the file is no index
+        problems.append(f"{target}: cannot be read as an index ({e})")
+    finally:
+        con.close()
+    info = status(home, cfg) if not problems else {}
+    for p in info.get("stale_paths", []):
+        problems.append(f"{p}: stale: changed or not indexed since the last update")
+    for p in info.get("missing_paths", []):
+        problems.append(f"{p}: stale: indexed but gone")
+    return problems
+
+
+def set_enabled(home, cfg, on: bool) -> None:
+    from anima import config
+
+    if on:
+        info = status(home, cfg)
+        if not info["exists"]:
+            raise Refused("no index to switch on: run `anima index rebuild` first")
+        if info["stale"] or info["missing"]:
+            raise Refused(f"the index is stale ({info['stale']} sessions changed or new, {info['missing']} gone); "
+                          "run `anima index update` first")
+    config.set_value(home.config, "index.enabled", "true" if on else "false")
+
