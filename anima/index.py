@@ -210,9 +210,9 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
         files = transcripts.session_files(home, cfg)
         cold = [(p, sig) for p in files if _cold(sig := fs.signature(p), started, cfg["index.hot_minutes"])]
         tmp = os.path.join(directory, f".{NAME}.{os.getpid()}.build")
-        for leftover in (tmp, tmp + "-journal"):
-            if os.path.exists(leftover):
-                os.unlink(leftover)
+        for leftover in os.listdir(directory):  # a killed rebuild's: the lock says none is running
+            if leftover.startswith(f".{NAME}.") and ".build" in leftover:
+                os.unlink(os.path.join(directory, leftover))
         con = _connect(tmp)
         try:
             con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")

@@ -1,0 +1,222 @@
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import snapshot
+from sessions import write_session
+
+WORDS = ("tea coffee morning evening cat dog report meeting garden river music quiet loud green black "
+         "oolong walk train city book write read plan trip").split()
+CJK = "绿茶咖啡早上晚上猫狗报告会议花园河流音乐安静大声黑色散步火车城市书写读计划旅行"
+
+
+def backdate(home, *paths):
+    """Make session files cold (an hour old): these, or every one under sessions/."""
+    past = time.time() - 3600
+    if not paths:
+        paths = [os.path.join(d, n) for d, _, names in os.walk(home / "sessions") for n in names]
+    for p in paths:
+        os.utime(p, (past, past))
+
+
+def generate(home, seed, sessions=12, turns=15):
+    """A random mixed zh/en corpus: plain and zstd files, some sessions delegated."""
+    rng = random.Random(seed)
+    for s in range(sessions):
+        rows = []
+        for t in range(turns):
+            words = [rng.choice(WORDS) for _ in range(rng.randint(3, 14))]
+            zh = "".join(rng.choice(CJK) for _ in range(rng.randint(0, 12)))
+            text = " ".join(words) + ("，" + zh if zh else "") + rng.choice([".", "!", "?", "。"])
+            if rng.random() < 0.2:
+                text = text.capitalize()
+            rows.append(("user" if t % 2 == 0 else "assistant", text, f"2026-11-{1 + s % 28:02d}T{t % 24:02d}:00:00Z"))
+        write_session(home, f"s{seed}-{s}", rows, delegated=rng.random() < 0.2, zst=rng.random() < 0.5)
+    backdate(home)
+
+
+def queries(seed, n=25):
+    rng = random.Random(seed + 1000)
+    out = []
+    for _ in range(n):
+        kind = rng.random()
+        if kind < 0.4:
+            out.append(" ".join(rng.sample(WORDS, rng.randint(1, 3))))
+        elif kind < 0.7:
+            i = rng.randrange(len(CJK) - 2)
+            out.append(CJK[i:i + rng.randint(1, 3)])
+        elif kind < 0.9:
+            out.append(f"{rng.choice(WORDS)} {rng.choice(CJK)}{rng.choice(CJK)}")
+        else:
+            out.append("zebra")
+    return "\n".join(out) + "\n"
+
+
+def recall_batch(run, text, *extra):
+    return run("recall", "--batch", "--limit", "1000", *extra, input=text).stdout
+
+
+@pytest.fixture
+def indexed(run, home):
+    run("init", "--lang", "en")
+    generate(home, 1)
+    assert run("index", "rebuild").exit_code == 0
+    assert run("index", "on").exit_code == 0
+    return home
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_results_with_and_without_the_index_are_identical(run, home, seed):
+    run("init", "--lang", "en")
+    generate(home, seed)
+    qs = queries(seed)
+    without = recall_batch(run, qs)
+    assert run("index", "rebuild", "--jobs", "2").exit_code == 0
+    assert run("index", "on").exit_code == 0
+    assert run("config", "get", "index.enabled").stdout == "true\n"
+    with_index = recall_batch(run, qs)
+    assert with_index == without and without.count("\n") > 50
+    for extra in (("--no-tiers",), ("--who", "me"), ("--since", "2026-11-05")):
+        assert recall_batch(run, qs, *extra) == (run("index", "off"), recall_batch(run, qs, *extra))[1]
+        run("index", "on")
+
+
+def test_the_index_holds_no_text(run, indexed, home):
+    backdate(home, write_session(home, "secret", [
+        ("user", "Zygomorphic quokkas juggle seventeen marmalade umbrellas", "2026-11-01T00:00:00Z"),
+        ("user", "我的秘密是蓝色的月亮在唱歌", "2026-11-01T00:00:00Z")]))
+    assert run("index", "update").exit_code == 0
+    assert run("recall", "marmalade umbrellas").stdout.startswith("secret\t2\t")
+    blob = b"".join(p.read_bytes() for p in (home / "index").iterdir() if p.is_file())
+    for sentence in ("Zygomorphic quokkas juggle", "seventeen marmalade umbrellas", "marmalade umbrellas",
+                     "蓝色的月亮", "秘密是蓝色"):
+        assert sentence.encode() not in blob and sentence.lower().encode() not in blob
+
+
+def test_on_is_refused_without_an_index_or_when_stale(run, home):
+    run("init", "--lang", "en")
+    generate(home, 4, sessions=3)
+    before = snapshot(home)
+    r = run("index", "on")
+    assert (r.exit_code, r.stderr) == (77, "anima: no index to switch on: run `anima index rebuild` first\n")
+    assert snapshot(home) == before
+    run("index", "rebuild")
+    backdate(home, write_session(home, "late", [("user", "a new session", "2026-11-09T00:00:00Z")]))
+    r = run("index", "on")
+    assert r.exit_code == 77 and "the index is stale (1 sessions changed or new, 0 gone)" in r.stderr
+    assert run("index", "update").exit_code == 0
+    assert run("index", "on").exit_code == 0
+
+
+def test_hot_sessions_are_scanned_and_said(run, indexed, home):
+    write_session(home, "hot", [("user", "the hottest quokka news", "2026-11-30T00:00:00Z")])  # just written
+    r = run("recall", "quokka")
+    assert r.stdout.startswith("hot\t2\t")
+    assert r.stderr == "anima: index excludes 1 sessions modified in the last 5 minutes (scanned directly)\n"
+    status = json.loads(run("index", "status", "--json").stdout)
+    assert (status["hot"], status["stale"], status["indexed"]) == (1, 0, 12)
+
+
+def test_stale_sessions_are_scanned_and_an_update_catches_up(run, indexed, home):
+    path = home / "sessions" / "s1-0.jsonl"
+    if not path.exists():
+        path = next((home / "sessions").glob("s1-*.jsonl"))
+    with open(path, "a") as f:
+        f.write(json.dumps({"role": "user", "content": "a grown quokka line", "ts": "2026-11-20T00:00:00Z"}) + "\n")
+    backdate(home, path)
+    r = run("recall", "quokka")
+    assert r.exit_code == 0 and "quokka" in r.stdout
+    assert "index is stale: 1 sessions changed or new since it was updated" in r.stderr
+    assert run("index", "verify").exit_code == 1
+    assert run("index", "update").exit_code == 0
+    r = run("recall", "quokka")
+    assert (r.exit_code, r.stderr) == (0, "")
+    assert run("index", "verify").exit_code == 0
+    assert json.loads(run("index", "status", "--json").stdout)["dead_rows"] == 0  # appended, not re-read
+
+
+def test_a_changed_or_removed_file_is_retired(run, indexed, home):
+    qs = queries(1)
+    victim = next((home / "sessions").glob("*.jsonl"))
+    victim.write_text(json.dumps({"role": "user", "content": "entirely new words here", "ts": "2026-11-01T00:00:00Z"})
+                      + "\n")
+    next((home / "sessions").glob("*.zst")).unlink()
+    backdate(home, victim)
+    run("index", "update")
+    status = json.loads(run("index", "status", "--json").stdout)
+    assert status["stale"] == status["missing"] == 0 and status["dead_rows"] > 0
+    with_index = recall_batch(run, qs + "entirely new\n")
+    run("index", "off")
+    assert with_index == recall_batch(run, qs + "entirely new\n")
+
+
+def test_a_query_the_index_cannot_answer_is_scanned(run, indexed, home):
+    backdate(home, write_session(home, "cafe", [("user", "Un CAFÉ au lait", "2026-11-01T00:00:00Z")]))
+    run("index", "update")
+    assert run("recall", "café").stdout.startswith("cafe\t2\t")
+
+
+def test_verify_changes_nothing(run, indexed, home):
+    before = snapshot(home)
+    assert run("index", "verify").exit_code == 0
+    assert snapshot(home) == before
+
+
+def test_two_rebuilds_at_once_one_is_busy(anima_bin, indexed, home):
+    env = {**os.environ, "ANIMA_HOME": str(home)}
+    generate(home, 7, sessions=60, turns=40)
+    procs = [subprocess.Popen([anima_bin, "index", "rebuild"], env=env, stderr=subprocess.PIPE) for _ in range(2)]
+    codes = sorted(p.wait(timeout=120) for p in procs)
+    assert codes in ([0, 0], [0, 75])  # the second waits for nothing: busy, or it started after
+    assert subprocess.run([anima_bin, "index", "verify"], env=env).returncode == 0
+
+
+def test_a_rebuild_killed_at_any_moment_leaves_the_previous_index(anima_bin, indexed, home):
+    env = {**os.environ, "ANIMA_HOME": str(home)}
+    qs = queries(1)
+    good = subprocess.run([anima_bin, "recall", "--batch", "--limit", "1000"], input=qs, env=env,
+                          capture_output=True, text=True).stdout
+    rng = random.Random(5)
+    for _ in range(8):
+        p = subprocess.Popen([anima_bin, "index", "rebuild", "--jobs", "1"], env=env, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.02, 0.4))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        assert subprocess.run([anima_bin, "index", "verify"], env=env, capture_output=True).returncode == 0
+        got = subprocess.run([anima_bin, "recall", "--batch", "--limit", "1000"], input=qs, env=env,
+                             capture_output=True, text=True).stdout
+        assert got == good
+
+
+def test_recall_during_a_rebuild_answers_correctly(anima_bin, indexed, home):
+    env = {**os.environ, "ANIMA_HOME": str(home)}
+    qs = queries(1)
+    good = subprocess.run([anima_bin, "recall", "--batch", "--limit", "1000"], input=qs, env=env,
+                          capture_output=True, text=True).stdout
+    p = subprocess.Popen([anima_bin, "index", "rebuild"], env=env)
+    for _ in range(5):
+        got = subprocess.run([anima_bin, "recall", "--batch", "--limit", "1000"], input=qs, env=env,
+                             capture_output=True, text=True).stdout
+        assert got == good
+    assert p.wait(timeout=120) == 0
+
+
+def test_status_text(run, indexed, home):
+    lines = dict(line.split("\t", 1) for line in run("index", "status").stdout.splitlines())
+    assert lines["enabled"] == "on" and lines["indexed"] == "12" and lines["stale"] == "0"
+    assert int(lines["size"]) > 0 and lines["built"].endswith("Z")
+
+
+def test_a_killed_rebuild_leaves_nothing_behind_after_the_next(anima_bin, indexed, home):
+    env = {**os.environ, "ANIMA_HOME": str(home)}
+    p = subprocess.Popen([anima_bin, "index", "rebuild", "--jobs", "1"], env=env)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert subprocess.run([anima_bin, "index", "rebuild"], env=env).returncode == 0
+    assert sorted(p.name for p in (home / "index").iterdir()) == [".recall.sqlite.lock", "recall.sqlite"]
