@@ -29,7 +29,6 @@ rebuild drops them.
 
 import json
 import os
-import re
 import time
 
 from anima import fs
@@ -40,17 +39,19 @@ B = 0.75
 NAME = "recall.sqlite"
 SCHEMA_VERSION = "1"
 WHO = ("user", "me", "delegated")
-_CJK_SPACED = None
+CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
+_SPACING: dict | None = None
 
 
 def body(text: str) -> str:
     """The text FTS5 tokenises into recall's tokens: a space around each CJK character,
-    private-use characters (tokens to FTS5, not to recall) made spaces."""
-    global _CJK_SPACED
-    if _CJK_SPACED is None:
-        _CJK_SPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
-                                 "|([\ue000-\uf8ff])")
-    return _CJK_SPACED.sub(lambda m: " " if m.group(1) else f" {m.group()} ", text)
+    private-use characters (tokens to FTS5, not to recall) made spaces. str.translate does it
+    at C speed, several times faster than a regular expression."""
+    global _SPACING
+    if _SPACING is None:
+        _SPACING = {o: f" {chr(o)} " for lo, hi in CJK_RANGES for o in range(lo, hi + 1)}
+        _SPACING.update((o, " ") for o in range(0xE000, 0xF900))
+    return text.translate(_SPACING)
 
 
 def path(home) -> str:
@@ -158,10 +159,11 @@ def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
         con.execute("UPDATE files SET sig=?, turns=turns+?, chars=chars+?, size=?, lines=?, tail=? WHERE id=?",
                     (json.dumps(sig), len(rows), sum(r[3] for r in rows), got["size"], got["lines"], got["tail"],
                      file_id))
-    for line, ts, who, chars, text in rows:
-        cur = con.execute("INSERT INTO turns(file, line, ts, who, chars) VALUES(?,?,?,?,?)",
-                          (file_id, line, ts, who, chars))
-        con.execute("INSERT INTO f(rowid, body) VALUES(?,?)", (cur.lastrowid, text))
+    # rowids past every FTS5 row ever written: a retired file's dead rows keep theirs
+    first = (con.execute("SELECT max(id) FROM f_docsize").fetchone()[0] or 0) + 1 if rows else 0
+    con.executemany("INSERT INTO turns(id, file, line, ts, who, chars) VALUES(?,?,?,?,?,?)",
+                    [(first + i, file_id, line, ts, who, chars) for i, (line, ts, who, chars, _) in enumerate(rows)])
+    con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(first + i, r[4]) for i, r in enumerate(rows)])
 
 
 class Plan:
@@ -217,7 +219,10 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
         try:
             con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
             _create(con)
+            # no merging while building, and a large in-memory term hash (fewer, larger
+            # segments); one optimize at the end leaves a single segment to query
             con.execute("INSERT INTO f(f, rank) VALUES('automerge', 0)")
+            con.execute("INSERT INTO f(f, rank) VALUES('hashsize', 67108864)")
             seen: dict[str, str] = {}
             done = 0
             for p, sig, got, warnings in _map(_read_file, cold, jobs):
