@@ -240,7 +240,13 @@ class FactStore:
 def search(approved: list[dict], query) -> tuple[list[dict], bool]:
     """Approved facts holding every term of `query` (a recall.Query), newest approval first;
     if none holds them all, those holding any (relaxed). Retired facts are never searched."""
-    hits = [(f, [m.count(f["text"]) > 0 for m in query.matchers]) for f in approved]
+    from anima.fts import Memory
+
+    memory = Memory()
+    for f in approved:
+        memory.add(f["text"])
+    rows = [memory.phrase_rows(m) for m in query.matches]
+    hits = [(f, [i in r for r in rows]) for i, f in enumerate(approved, 1)]
     strict = [f for f, found in hits if all(found)]
     if strict:
         return strict, False

@@ -6,17 +6,10 @@ transcript can be read back from it. Beside it, plain tables hold ids, line numb
 speakers and sizes of the turns and the files they came from; results are always read back
 from the transcripts themselves.
 
-Tokens are those of `anima recall` (recall.tokens): words and single CJK characters. For
-FTS5 the body of a turn is its text with a space around every CJK character, and FTS5's
-unicode61 tokenizer (case folded, diacritics kept) does the rest; a query whose words are
-not all ASCII or CJK is answered by a scan instead, where the two could fold case apart.
-
-What a query needs from the index, per phrase: the turns that hold it and how often. FTS5
-answers the first; for the second, the stdlib offers no way to read a row's phrase
-instances, but FTS5's own bm25() is a function of exactly that count and of numbers the
-index keeps (rows, tokens, the row's size, the phrase's rows), so the count is recovered
-from it exactly. Scores are then computed by recall itself, the same way as for a scan, so
-results with and without the index are identical.
+Tokens, phrases and counts are anima.fts's: the index holds each turn as an FTS5 body, and
+a query asks it, per term, which rows hold the phrase and how often (recovered from bm25()).
+Scores are then computed by recall itself, from the same numbers a scan gets from its
+in-memory FTS5 table, so results with and without the index are identical.
 
 A session modified within index.hot_minutes is hot: never indexed, always scanned. A cold
 one changed or missing since it was indexed is stale: recall scans it, says so, and
@@ -31,27 +24,15 @@ import json
 import os
 import time
 
-from anima import fs
+from anima import fs, fts
 from anima.errors import Refused
 
-K1 = 1.2
-B = 0.75
 NAME = "recall.sqlite"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 WHO = ("user", "me", "delegated")
-CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
-_SPACING: dict | None = None
-
-
-def body(text: str) -> str:
-    """The text FTS5 tokenises into recall's tokens: a space around each CJK character,
-    private-use characters (tokens to FTS5, not to recall) made spaces. str.translate does it
-    at C speed, several times faster than a regular expression."""
-    global _SPACING
-    if _SPACING is None:
-        _SPACING = {o: f" {chr(o)} " for lo, hi in CJK_RANGES for o in range(lo, hi + 1)}
-        _SPACING.update((o, " ") for o in range(0xE000, 0xF900))
-    return text.translate(_SPACING)
+# what phrase_rows joins to each row: the turn it is (none for a dead row)
+TURN_COLUMNS = ", t.file, t.line, t.ts, t.who"
+TURN_JOIN = "LEFT JOIN turns t ON t.id = f.rowid"
 
 
 def path(home) -> str:
@@ -73,15 +54,14 @@ def _create(con) -> None:
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, sig TEXT NOT NULL,
                            session TEXT NOT NULL, format TEXT NOT NULL, delegated INTEGER NOT NULL,
-                           turns INTEGER NOT NULL, chars INTEGER NOT NULL,
+                           turns INTEGER NOT NULL, tokens INTEGER NOT NULL,
                            size INTEGER NOT NULL, lines INTEGER NOT NULL, tail TEXT NOT NULL);
         CREATE TABLE turns(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
-                           ts REAL NOT NULL, who INTEGER NOT NULL, chars INTEGER NOT NULL);
+                           ts REAL NOT NULL, who INTEGER NOT NULL);
         CREATE INDEX turns_file ON turns(file);
-        CREATE VIRTUAL TABLE f USING fts5(body, content='', detail=full,
-                                          tokenize='unicode61 remove_diacritics 0');
         INSERT INTO meta VALUES('version', '{SCHEMA_VERSION}');
     """)
+    fts.create(con)
 
 
 # --- building -------------------------------------------------------------------------------
@@ -113,7 +93,7 @@ def _read_file(args):
             data = f.read()
         size = data.rfind(b"\n") + 1
         lines = data.count(b"\n", 0, size)
-    rows = [(line, ts, WHO.index(who), len(text), body(text)) for line, ts, who, text in entry["turns"]
+    rows = [(line, ts, WHO.index(who), fts.token_count(text), fts.body(text)) for line, ts, who, text in entry["turns"]
             if not size or line <= lines]
     return path, sig, {"id": entry["id"], "format": entry["format"], "delegated": entry["delegated"],
                        "rows": rows, "size": size, "lines": lines,
@@ -141,7 +121,7 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
         turn = transcripts._turn(obj, fmt, delegated) if isinstance(obj, dict) else None
         if turn is not None:
             who, text, ts = turn
-            rows.append((number, mtime if ts is None else ts, WHO.index(who), len(text), body(text)))
+            rows.append((number, mtime if ts is None else ts, WHO.index(who), fts.token_count(text), fts.body(text)))
     new_size = size + end
     return {"rows": rows, "size": new_size, "lines": lines + data.count(b"\n", 0, end),
             "tail": _tail_hash(path, new_size)}
@@ -150,19 +130,19 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
 def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
     rows = got["rows"]
     if file_id is None:
-        cur = con.execute("INSERT INTO files(path, sig, session, format, delegated, turns, chars, size, lines, tail) "
+        cur = con.execute("INSERT INTO files(path, sig, session, format, delegated, turns, tokens, size, lines, tail) "
                           "VALUES(?,?,?,?,?,?,?,?,?,?)",
                           (path, json.dumps(sig), got["id"], got["format"], int(got["delegated"]), len(rows),
                            sum(r[3] for r in rows), got["size"], got["lines"], got["tail"]))
         file_id = cur.lastrowid
     else:
-        con.execute("UPDATE files SET sig=?, turns=turns+?, chars=chars+?, size=?, lines=?, tail=? WHERE id=?",
+        con.execute("UPDATE files SET sig=?, turns=turns+?, tokens=tokens+?, size=?, lines=?, tail=? WHERE id=?",
                     (json.dumps(sig), len(rows), sum(r[3] for r in rows), got["size"], got["lines"], got["tail"],
                      file_id))
     # rowids past every FTS5 row ever written: a retired file's dead rows keep theirs
     first = (con.execute("SELECT max(id) FROM f_docsize").fetchone()[0] or 0) + 1 if rows else 0
-    con.executemany("INSERT INTO turns(id, file, line, ts, who, chars) VALUES(?,?,?,?,?,?)",
-                    [(first + i, file_id, line, ts, who, chars) for i, (line, ts, who, chars, _) in enumerate(rows)])
+    con.executemany("INSERT INTO turns(id, file, line, ts, who) VALUES(?,?,?,?,?)",
+                    [(first + i, file_id, line, ts, who) for i, (line, ts, who, _, _) in enumerate(rows)])
     con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(first + i, r[4]) for i, r in enumerate(rows)])
 
 
@@ -321,74 +301,6 @@ def _retire(con, file_path: str) -> None:
 
 # --- reading --------------------------------------------------------------------------------
 
-def _varints(blob: bytes) -> list[int]:
-    """SQLite's variable-length integers (as FTS5 stores its sizes)."""
-    out, i = [], 0
-    while i < len(blob):
-        value = 0
-        for k in range(9):
-            byte = blob[i]
-            i += 1
-            if k == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        out.append(value)
-    return out
-
-
-def _fts_totals(con) -> tuple[int, int]:
-    """FTS5's own row and token counts (dead rows included): what its bm25() uses."""
-    row = con.execute("SELECT block FROM f_data WHERE id=1").fetchone()
-    if not row or not row[0]:
-        return 0, 0
-    n_row, n_tok = _varints(row[0])[:2]
-    return n_row, n_tok
-
-
-def phrase_query(phrase: tuple) -> str:
-    return '"' + " ".join(tok.replace('"', '""') for tok in phrase) + '"'
-
-
-def answerable(queries) -> bool:
-    """Whether the index can answer these queries exactly: every token ASCII or CJK."""
-    from anima.recall import is_cjk
-
-    return all(tok.isascii() or is_cjk(tok[0]) for q in queries for p in q.phrases for tok in p)
-
-
-def phrase_rows(con, phrase: tuple, totals: tuple[int, int]) -> tuple[dict[int, int], dict[int, tuple]]:
-    """({rowid: how often the phrase stands in that row}, {rowid: its turn's metadata}) over
-    the whole FTS5 table; a dead row (a retired file's) has no metadata.
-
-    The count is recovered from bm25() on this one phrase, which is idf x tf(k1+1) / (tf +
-    k1(1 - b + b D/avgdl)) with FTS5's own numbers: rows N, tokens, the row's size D, and the
-    phrase's rows.
-    """
-    import math
-
-    scored = con.execute("SELECT f.rowid, bm25(f), d.sz, t.file, t.line, t.ts, t.who, t.chars FROM f "
-                         "JOIN f_docsize d ON d.id = f.rowid LEFT JOIN turns t ON t.id = f.rowid "
-                         "WHERE f MATCH ?", (phrase_query(phrase),)).fetchall()
-    if not scored:
-        return {}, {}
-    n_row, n_tok = totals
-    avgdl = n_tok / n_row
-    idf = math.log((n_row - len(scored) + 0.5) / (len(scored) + 0.5))
-    if idf <= 0.0:
-        idf = 1e-6
-    counts, meta = {}, {}
-    for rowid, score, sz, *turn in scored:
-        g = -score / idf
-        k = K1 * (1 - B + B * _varints(sz)[0] / avgdl)
-        counts[rowid] = max(1, round(g * k / ((K1 + 1) - g)))
-        if turn[0] is not None:
-            meta[rowid] = turn
-    return counts, meta
-
-
 def _select_in(con, sql: str, ids):
     """Rows of `sql`, whose "IN ({})" takes `ids`, asked in chunks SQLite accepts."""
     ids = list(ids)
@@ -408,24 +320,17 @@ class Open:
         self.con.close()
 
     def totals(self) -> tuple[int, int]:
-        """Turns and characters of the files the index covers now."""
-        turns = chars = 0
-        for t, c in _select_in(self.con, "SELECT turns, chars FROM files WHERE id IN ({})",
+        """Turns and tokens of the files the index covers now."""
+        turns = tokens = 0
+        for t, n in _select_in(self.con, "SELECT turns, tokens FROM files WHERE id IN ({})",
                                [i for i, _ in self.plan.current.values()]):
             turns += t
-            chars += c
-        return turns, chars
+            tokens += n
+        return turns, tokens
 
-    def turns(self, meta: dict[int, tuple]) -> dict[int, tuple]:
-        """rowid -> (path, session, line, ts, who, chars), for the rows of files covered now,
-        from the (file, line, ts, who, chars) that phrase_rows gives."""
-        by_file = {i: (p, sid) for p, (i, sid) in self.plan.current.items()}
-        out = {}
-        for rowid, (file_id, line, ts, who, chars) in meta.items():
-            if file_id in by_file:
-                p, sid = by_file[file_id]
-                out[rowid] = (p, sid, line, ts, WHO[who], chars)
-        return out
+    def covered(self) -> dict[int, tuple[str, str]]:
+        """file id -> (path, session id) of the files the index covers now."""
+        return {i: (p, sid) for p, (i, sid) in self.plan.current.items()}
 
 
 def status(home, cfg) -> dict:
@@ -441,7 +346,7 @@ def status(home, cfg) -> dict:
     con = _connect(target, readonly=True)
     try:
         p = plan(con, files, cfg["index.hot_minutes"])
-        n_row, _ = _fts_totals(con)
+        n_row, _ = fts.totals(con)
         live = con.execute("SELECT count(*) FROM turns").fetchone()[0]
         built = con.execute("SELECT value FROM meta WHERE key='built'").fetchone()
     finally:

@@ -1,24 +1,23 @@
 """`anima recall`: find what was really said, with the exact source of every result.
 
-Matching: a term is a phrase of tokens. A token is a run of letters and digits outside the CJK
-ranges (English by words, any case), or one CJK character (so a Chinese term is found wherever
-its characters stand together: bigrams and longer, without a dictionary). A phrase matches
-where its tokens follow each other with nothing but spaces and punctuation between them, a
-word token never inside a longer word; its term frequency counts every such place. Every term
-must match (AND); only if no turn matches them all, any term may (OR), marked relaxed.
+Matching (anima.fts): a turn's words are cut, case-folded and stemmed by SQLite FTS5's
+`porter unicode61` tokenizer, each CJK character a token of its own; a term is a phrase of
+such tokens, found where they follow each other with nothing but spaces and punctuation
+between ("parked car" matches "park, cars"; 绿茶 matches 绿茶 and 绿，茶). Every term must
+match (AND); only if no turn matches them all, any term may (OR), and every result is marked
+relaxed. A term given twice weighs more, each repetition less (1, 1/2, 1/3, ...).
 
-Ranking: tier (the user's own words, then mine, then delegated), then BM25 over the phrase
-terms (k1 1.2, b 0.75; document length in characters, idf over every turn of every session),
+Ranking: tier (the user's own words, then mine, then delegated), then BM25 (k1 1.2, b 0.75;
+idf log(1 + (N - df + 0.5)/(df + 0.5)) over every turn of every session, lengths in tokens),
 then the newer turn. `--no-tiers` ranks by score alone.
 
-The pass looks for each phrase's tokens in the raw bytes first and parses only the lines that
-hold them (transcripts.scan); it keeps only small candidate records, and the text of the few
-results printed is read back from the transcripts afterwards, so memory stays flat however
-large the corpus.
+The scan looks for each term's tokens in the raw bytes first and parses only the lines that
+may hold them (transcripts.scan), puts those turns in an in-memory FTS5 table and asks it
+what the index would be asked; it keeps small candidate records, and the text of the few
+results printed is read back from the transcripts afterwards.
 """
 
 import math
-import re
 import time
 
 K1 = 1.2
@@ -33,13 +32,8 @@ def is_cjk(ch: str) -> bool:
         or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF
 
 
-def is_word(ch: str) -> bool:
-    """A character of a word token: a letter or digit that is not CJK."""
-    return ch.isalnum() and not is_cjk(ch)
-
-
 def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens and single CJK characters, in order.
+    """Lower-cased word tokens and single CJK characters, in order (before stemming).
 
     Written out rather than as a regular expression: a character class of the CJK ranges
     costs several milliseconds to compile in every process, more than a query's tokens.
@@ -62,49 +56,35 @@ def tokens(text: str) -> list[str]:
     return out
 
 
-class Phrase:
-    """Where a phrase of tokens stands in a text: its tokens in order with only non-word
-    characters (spaces, punctuation) between them, a word token never inside a longer word.
-    The same rule as a phrase query over the tokens, which is what the index answers.
-
-    The pattern consumes the first token and looks ahead for the rest, so overlapping places
-    all count ("哈哈" twice in "哈哈哈"); the word boundaries are checked in Python for the same
-    reason as in `tokens`.
-    """
-
-    def __init__(self, toks: tuple):
-        self.toks = toks
-        tail = "".join(rf"[\W_]*({re.escape(t)})" for t in toks[1:])
-        self.pattern = re.compile(re.escape(toks[0]) + (f"(?={tail})" if tail else ""), re.IGNORECASE)
-        self.word = [not is_cjk(t[0]) for t in toks]
-
-    def count(self, text: str) -> int:
-        n, size = 0, len(text)
-        for m in self.pattern.finditer(text):
-            start, end = m.span()
-            if self.word[0] and ((start and is_word(text[start - 1])) or (end < size and is_word(text[end]))):
-                continue
-            if all(not self.word[i] or m.end(i) >= size or not is_word(text[m.end(i)])
-                   for i in range(1, len(self.toks))):
-                n += 1
-        return n
-
-
-def needles(phrase: tuple) -> list[bytes] | None:
-    """What the raw, lower-cased bytes of a line holding `phrase` must contain; None when the
-    bytes cannot tell (a letter whose case bytes.lower() does not fold)."""
-    if not all(tok.isascii() or is_cjk(tok[0]) for tok in phrase):
-        return None
-    return sorted({tok.encode("utf-8") for tok in phrase}, key=len, reverse=True)
+def needles(term: str, stems: dict[str, str]) -> list[bytes] | None:
+    """What the raw, lower-cased bytes of a line holding `term` must contain; None when the
+    bytes cannot tell. A word stands for every word with its stem, and such a word holds all
+    of the stem but (at most) its last two letters ("happi": happy, "sensibl": sensibility)."""
+    out = set()
+    for tok in tokens(term):
+        if is_cjk(tok[0]):
+            out.add(tok.encode("utf-8"))
+        elif tok.isascii():
+            stem = stems.get(tok, tok)
+            out.add(stem[:max(1, len(stem) - 2)].encode("ascii"))
+        else:
+            return None
+    return sorted(out, key=len, reverse=True)
 
 
 class Query:
-    """The terms of one query: each a phrase of tokens."""
+    """The terms of one query, each an FTS5 phrase, with its weight (repetitions weigh less)."""
 
     def __init__(self, terms: list[str]):
-        self.raw = [t for t in terms if tokens(t)]
-        self.phrases = [tuple(tokens(t)) for t in self.raw]
-        self.matchers = [Phrase(p) for p in self.phrases]
+        from anima import fts
+
+        counts: dict[str, int] = {}
+        for t in terms:
+            if tokens(t):
+                counts[t] = counts.get(t, 0) + 1
+        self.raw = list(counts)
+        self.weights = [sum(1 / k for k in range(1, n + 1)) for n in counts.values()]
+        self.matches = [fts.phrase(t) for t in self.raw]
 
 
 class Candidate:
@@ -122,7 +102,7 @@ class Stats:
 
     def __init__(self, nterms: int):
         self.turns = 0
-        self.chars = 0
+        self.tokens = 0
         self.df = [0] * nterms
 
     def idf(self, i: int) -> float:
@@ -131,15 +111,35 @@ class Stats:
 
     @property
     def avgdl(self) -> float:
-        return self.chars / self.turns if self.turns else 1.0
+        return self.tokens / self.turns if self.turns else 1.0
 
 
 class Filters:
     def __init__(self, since: float | None = None, who: str | None = None):
         self.since, self.who = since, who
 
-    def admit(self, turn) -> bool:
-        return (self.since is None or turn.ts >= self.since) and (self.who is None or turn.who == self.who)
+    def admit(self, ts: float, who: str) -> bool:
+        return (self.since is None or ts >= self.since) and (self.who is None or who == self.who)
+
+
+def _collect(queries: list[Query], rows: dict, meta, filters: Filters, found, stats) -> None:
+    """Turn each term's rows {rowid: (count, size, ...)} into candidates and document counts.
+    `meta(rowid)` gives (session, path, line, ts, who), or None for a row to leave out."""
+    for q, st, out in zip(queries, stats, found, strict=True):
+        counts = [rows[m] for m in q.matches]
+        seen: dict[int, tuple | None] = {}
+        for i, c in enumerate(counts):
+            for r in c:
+                if r not in seen:
+                    seen[r] = meta(r)
+                if seen[r] is not None:
+                    st.df[i] += 1
+        for r in sorted(r for r, m in seen.items() if m is not None):
+            session, path, line, ts, who = seen[r]
+            if filters.admit(ts, who):
+                size = next(c[r][1] for c in counts if r in c)
+                out.append(Candidate(session, path, line, ts, who, size, tuple(c[r][0] if r in c else 0
+                                                                               for c in counts)))
 
 
 def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=None):
@@ -148,55 +148,54 @@ def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=Non
 
     `sessions` yields transcripts.Scanned: each session's totals, and its turns that may match.
     """
-    stats = stats or [Stats(len(q.phrases)) for q in queries]
+    from anima import fts
+
+    stats = stats or [Stats(len(q.matches)) for q in queries]
     found = found or [[] for _ in queries]
+    memory = fts.Memory()
+    where: list[tuple] = []
     for session in sessions:
         for st in stats:
             st.turns += session.turns_total
-            st.chars += session.chars_total
+            st.tokens += session.tokens_total
         for turn in session.turns:
-            admitted = filters.admit(turn)
-            for q, st, out in zip(queries, stats, found, strict=True):
-                tfs = tuple(p.count(turn.text) for p in q.matchers)
-                for i, tf in enumerate(tfs):
-                    if tf:
-                        st.df[i] += 1
-                if admitted and any(tfs):
-                    out.append(Candidate(turn.session, turn.path, turn.line, turn.ts, turn.who, len(turn.text), tfs))
+            memory.add(turn.text)
+            where.append((turn.session, turn.path, turn.line, turn.ts, turn.who))
+    rows = {m: memory.phrase_rows(m) for q in queries for m in q.matches}
+    _collect(queries, rows, lambda r: where[r - 1], filters, found, stats)
     return found, stats
 
 
 def from_index(idx, queries: list[Query], filters: Filters):
     """What `scan` finds, for the sessions the index covers now, without reading them."""
-    from anima import index
+    from anima import fts, index
 
-    totals = index._fts_totals(idx.con)
-    rows, raw_meta = {}, {}
-    for p in {p for q in queries for p in q.phrases}:
-        rows[p], more = index.phrase_rows(idx.con, p, totals)
-        raw_meta.update(more)
-    meta = idx.turns(raw_meta)
-    n_turns, n_chars = idx.totals()
-    stats, found = [], []
-    for q in queries:
-        st = Stats(len(q.phrases))
-        st.turns, st.chars = n_turns, n_chars
-        counts = [rows[p] for p in q.phrases]
-        for i, c in enumerate(counts):
-            st.df[i] = sum(1 for r in c if r in meta)
-        out = []
-        for r in sorted({r for c in counts for r in c if r in meta}):
-            path, sid, line, ts, who, chars = meta[r]
-            if (filters.since is None or ts >= filters.since) and (filters.who is None or who == filters.who):
-                out.append(Candidate(sid, path, line, ts, who, chars, tuple(c.get(r, 0) for c in counts)))
-        stats.append(st)
-        found.append(out)
+    rows = {m: fts.phrase_rows(idx.con, m, index.TURN_COLUMNS, index.TURN_JOIN) for q in queries for m in q.matches}
+    covered = idx.covered()
+
+    def meta(r):
+        for c in rows.values():
+            if r in c:
+                _, _, file_id, line, ts, who = c[r]
+                if file_id in covered:
+                    path, session = covered[file_id]
+                    return session, path, line, ts, index.WHO[who]
+                return None
+        return None
+
+    stats = [Stats(len(q.matches)) for q in queries]
+    n_turns, n_tokens = idx.totals()
+    for st in stats:
+        st.turns, st.tokens = n_turns, n_tokens
+    found = [[] for _ in queries]
+    _collect(queries, rows, meta, filters, found, stats)
     return found, stats
 
 
-def score(c: Candidate, st: Stats) -> float:
+def score(c: Candidate, st: Stats, weights: list[float]) -> float:
     norm = K1 * (1 - B + B * c.dl / st.avgdl)
-    return sum(st.idf(i) * tf * (K1 + 1) / (tf + norm) for i, tf in enumerate(c.tfs) if tf)
+    return sum(w * st.idf(i) * tf * (K1 + 1) / (tf + norm) for i, (tf, w) in enumerate(zip(c.tfs, weights, strict=True))
+               if tf)
 
 
 class Result:
@@ -210,7 +209,7 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool) -
     strict = [c for c in cands if all(c.tfs)]
     relaxed = not strict
     chosen = cands if relaxed else strict
-    results = [Result(c, score(c, st), [t for t, tf in zip(q.raw, c.tfs, strict=True) if tf], relaxed)
+    results = [Result(c, score(c, st, q.weights), [t for t, tf in zip(q.raw, c.tfs, strict=True) if tf], relaxed)
                for c in chosen]
     results.sort(key=lambda r: (TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line))
     return results[:limit]
@@ -233,14 +232,17 @@ def attach_text(results: list[Result]) -> None:
 def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bool, warn,
         note=None) -> list[list[Result]]:
     """Every query answered, results with their text: from the index for what it covers when
-    it is on (and can answer), by one pass over the transcripts for everything else.
+    it is on, by one pass over the transcripts for everything else.
     `note` takes what the user should know about how (the index's coverage)."""
     import os
 
-    from anima import index, transcripts
+    from anima import fts, index, transcripts
 
-    phrases = list({p: needles(p) for q in queries for p in q.phrases}.values())
-    if cfg["index.enabled"] and os.path.exists(index.path(home)) and index.answerable(queries):
+    terms = list(dict.fromkeys(t for q in queries for t in q.raw))
+    words = sorted({tok for t in terms for tok in tokens(t) if tok.isascii()})
+    stems = fts.stems(words) if words else {}
+    phrases = [needles(t, stems) for t in terms]
+    if cfg["index.enabled"] and os.path.exists(index.path(home)):
         files = transcripts.session_files(home, cfg)
         idx = index.Open(home, cfg, files)
         try:
@@ -269,7 +271,8 @@ def snippet(text: str, terms: list[str], width: int) -> str:
     """About `width` characters of the text around the first match, on one line."""
     flat = " ".join(text.split())
     lower = flat.lower()
-    at = min((p for p in (lower.find(tokens(t)[0]) for t in terms) if p >= 0), default=0)
+    heads = [tok[:max(1, len(tok) - 2)] for t in terms for tok in tokens(t)[:1]]  # a stem differs at the end
+    at = min((p for p in (lower.find(h) for h in heads) if p >= 0), default=0)
     start = max(0, min(at - width // 3, len(flat) - width))
     piece = flat[start:start + width]
     return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")

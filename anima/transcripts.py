@@ -80,7 +80,7 @@ WHO = {"user": "user", "assistant": "me"}
 OWN_KINDS = {"user": ("user",), "assistant": ("assistant", "agent", "me")}
 MAX_LINE_WARNINGS = 10
 CHUNK = 1 << 20
-CACHE_FORMAT = 2  # bump when what is extracted from a file changes
+CACHE_FORMAT = 3  # bump when what is extracted from a file changes
 ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
 MAX_ID_CHARS = 200
 MAX_APPEND_BYTES = 1 << 20  # the longest text `anima session append` reads from stdin
@@ -449,11 +449,11 @@ def sessions(home, cfg, warn):
 class Scanned:
     """One session as a recall pass sees it: its totals, and the turns that may match."""
 
-    __slots__ = ("id", "path", "turns_total", "chars_total", "turns")
+    __slots__ = ("id", "path", "turns_total", "tokens_total", "turns")
 
-    def __init__(self, sid: str, path: str, turns_total: int, chars_total: int, turns: list):
+    def __init__(self, sid: str, path: str, turns_total: int, tokens_total: int, turns: list):
         self.id, self.path, self.turns = sid, path, turns
-        self.turns_total, self.chars_total = turns_total, chars_total
+        self.turns_total, self.tokens_total = turns_total, tokens_total
 
 
 def _passes(data: bytes, phrases) -> bool:
@@ -496,8 +496,7 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
             session = _read(path, cache, warn, summary, started, sig)
             if session is None:
                 continue
-            scanned = Scanned(session.id, path, len(session.turns), sum(len(t.text) for t in session.turns),
-                              session.turns)
+            scanned = Scanned(session.id, path, len(session.turns), _tokens(session.turns), session.turns)
         if scanned.id in first:
             warn(f"{path}: session {scanned.id} was already read from {first[scanned.id]}; file skipped")
             continue
@@ -530,7 +529,14 @@ def _scan_raw(path: str, sig: list, known: dict, phrases) -> Scanned | None:
             if turn is not None:
                 who, text, ts = turn
                 turns.append(Turn(sid, number, mtime if ts is None else ts, who, text, path))
-    return Scanned(known["id"], path, known["turns"], known["chars"], turns)
+    return Scanned(known["id"], path, known["turns"], known["tokens"], turns)
+
+
+def _tokens(turns) -> int:
+    """The tokens of these turns (Turn objects or cache rows [line, ts, who, text])."""
+    from anima.fts import token_count
+
+    return sum(token_count(t.text if isinstance(t, Turn) else t[3]) for t in turns)
 
 
 def _lines_holding(low: bytes, phrases):
@@ -590,7 +596,7 @@ class _Summary:
     def put(self, path: str, entry: dict) -> None:
         self.files[path] = {"sig": entry["sig"], "id": entry["id"], "format": entry["format"],
                             "delegated": entry["delegated"], "turns": len(entry["turns"]),
-                            "chars": sum(len(t[3]) for t in entry["turns"]), "warnings": entry["warnings"],
+                            "tokens": _tokens(entry["turns"]), "warnings": entry["warnings"],
                             "escaped": entry.get("escaped", False)}
         self.changed = True
 

@@ -1,0 +1,141 @@
+"""What a recall term matches, and how often: SQLite FTS5's tokenizer and phrase queries.
+
+One definition serves the index and the scan alike, so the two can only agree: a turn's
+text becomes an FTS5 body (a space around each CJK character, so that each is a token of
+its own), FTS5's `porter unicode61` tokenizer cuts it into words, case-folded and stemmed
+(an English "parked" matches "park"), and a term is a phrase query over those tokens (its
+tokens in order, anything but tokens between them). The scan puts its candidate turns into
+an in-memory FTS5 table and asks it the same questions the index answers.
+
+How often a phrase stands in a row is not something the stdlib's sqlite3 can ask FTS5, but
+FTS5's bm25() for that one phrase is a function of exactly that count and of numbers FTS5
+keeps (its rows, its tokens, the row's size, the phrase's rows), so the count is recovered
+from it exactly.
+"""
+
+import math
+import re
+
+TOKENIZE = "porter unicode61 remove_diacritics 0"
+CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
+K1 = 1.2  # FTS5's bm25() constants, needed to invert it
+B = 0.75
+_SPACING: dict | None = None
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def body(text: str) -> str:
+    """The text FTS5 tokenises: a space around each CJK character, private-use characters
+    (tokens to FTS5, not to recall) made spaces. str.translate does it at C speed."""
+    global _SPACING
+    if _SPACING is None:
+        _SPACING = {o: f" {chr(o)} " for lo, hi in CJK_RANGES for o in range(lo, hi + 1)}
+        _SPACING.update((o, " ") for o in range(0xE000, 0xF900))
+    return text.translate(_SPACING)
+
+
+def token_count(text: str) -> int:
+    """How many tokens a text has (letters and digits, each CJK character one): for lengths."""
+    return len(_TOKEN.findall(body(text)))
+
+
+def phrase(term: str) -> str:
+    """The FTS5 query for `term` as one phrase."""
+    return '"' + body(term).replace('"', '""') + '"'
+
+
+def varints(blob: bytes) -> list[int]:
+    """SQLite's variable-length integers, as FTS5 stores its sizes."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for k in range(9):
+            byte = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
+
+
+def totals(con, table: str = "f") -> tuple[int, int]:
+    """FTS5's own row and token counts: what its bm25() uses."""
+    row = con.execute(f"SELECT block FROM {table}_data WHERE id=1").fetchone()
+    if not row or not row[0]:
+        return 0, 0
+    n_row, n_tok = varints(row[0])[:2]
+    return n_row, n_tok
+
+
+def phrase_rows(con, match: str, columns: str = "", join: str = "", table: str = "f") -> dict[int, tuple]:
+    """{rowid: (count, size in tokens, *more)} of every row holding the phrase; `columns`
+    (", t.a, t.b") and `join` ("LEFT JOIN t ON ...") add more to each row."""
+    rows = con.execute(f"SELECT {table}.rowid, bm25({table}), d.sz{columns} FROM {table} "
+                       f"JOIN {table}_docsize d ON d.id = {table}.rowid {join} WHERE {table} MATCH ?",
+                       (match,)).fetchall()
+    if not rows:
+        return {}
+    n_row, n_tok = totals(con, table)
+    avgdl = n_tok / n_row
+    idf = math.log((n_row - len(rows) + 0.5) / (len(rows) + 0.5))
+    if idf <= 0.0:
+        idf = 1e-6
+    out = {}
+    for rowid, score, sz, *more in rows:
+        size = varints(sz)[0]
+        g = -score / idf
+        k = K1 * (1 - B + B * size / avgdl)
+        out[rowid] = (max(1, round(g * k / ((K1 + 1) - g))), size, *more)
+    return out
+
+
+def create(con, table: str = "f") -> None:
+    con.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(body, content='', detail=full, tokenize='{TOKENIZE}')")
+
+
+class Memory:
+    """An in-memory FTS5 table of texts, rowids 1, 2, ... in the order added."""
+
+    def __init__(self):
+        import sqlite3
+
+        self.con = sqlite3.connect(":memory:")
+        create(self.con)
+        self.rows = 0
+        self.pending: list[tuple[int, str]] = []
+
+    def add(self, text: str) -> int:
+        self.rows += 1
+        self.pending.append((self.rows, body(text)))
+        if len(self.pending) >= 1000:
+            self.flush()
+        return self.rows
+
+    def flush(self) -> None:
+        self.con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", self.pending)
+        self.con.commit()  # FTS5 writes its totals (which bm25() reads) when the transaction ends
+        self.pending = []
+
+    def phrase_rows(self, match: str) -> dict[int, tuple]:
+        self.flush()
+        return phrase_rows(self.con, match) if self.rows else {}
+
+
+def stems(words: list[str]) -> dict[str, str]:
+    """Each word as FTS5's tokenizer makes it (case-folded, stemmed); a word it splits or
+    drops is left out."""
+    import sqlite3
+
+    con = sqlite3.connect(":memory:")
+    con.execute(f"CREATE VIRTUAL TABLE s USING fts5(w, tokenize='{TOKENIZE}')")
+    con.execute("CREATE VIRTUAL TABLE v USING fts5vocab(s, instance)")
+    con.executemany("INSERT INTO s(rowid, w) VALUES(?,?)", enumerate(words, 1))
+    got: dict[int, list[str]] = {}
+    for term, doc in con.execute("SELECT term, doc FROM v"):
+        got.setdefault(doc, []).append(term)
+    con.close()
+    return {w: got[i][0] for i, w in enumerate(words, 1) if len(got.get(i, [])) == 1}
