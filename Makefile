@@ -45,6 +45,7 @@ bench: $(STAMP) ## Measure speed against references taken in the same run.
 	@status=0; \
 	$(BIN)/python bench/run.py || status=1; \
 	$(BIN)/python bench/recall.py || status=1; \
+	$(BIN)/python bench/index.py || status=1; \
 	$(BIN)/python bench/recall_quality.py || status=1; \
 	exit $$status
 
