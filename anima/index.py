@@ -1,10 +1,11 @@
 """The recall index: which turn holds which token where, and never what was said.
 
 index/recall.sqlite is an SQLite database with an FTS5 table that is contentless
-(`content=''`): it keeps the tokens' posting lists and positions only, so no sentence of a
-transcript can be read back from it. Beside it, plain tables hold ids, line numbers, dates,
-speakers and sizes of the turns and the files they came from; results are always read back
-from the transcripts themselves.
+(`content=''`): it keeps the tokens (case-folded, stemmed) and their positions, not the text;
+no sentence stands in it as written, though the words of a turn could be pieced together
+from it, so it is as private as the transcripts. Beside it, plain tables hold ids, line
+numbers, dates, speakers and sizes of the turns and the files they came from; results are
+always read back from the transcripts themselves.
 
 Tokens, phrases and counts are anima.fts's: the index holds each turn as an FTS5 body, and
 a query asks it, per term, which rows hold the phrase and how often (recovered from bm25()).
@@ -25,7 +26,7 @@ import os
 import time
 
 from anima import fs, fts
-from anima.errors import Refused
+from anima.errors import DataError, Refused
 
 NAME = "recall.sqlite"
 SCHEMA_VERSION = "2"
@@ -88,13 +89,11 @@ def _read_file(args):
     warnings += entry["warnings"]
     size = lines = 0
     if not path.endswith(transcripts.ZSTD_SUFFIXES):
-        # only complete lines count as indexed: a later append continues after them
         with open(path, "rb") as f:
             data = f.read()
-        size = data.rfind(b"\n") + 1
-        lines = data.count(b"\n", 0, size)
-    rows = [(line, ts, WHO.index(who), fts.token_count(text), fts.body(text)) for line, ts, who, text in entry["turns"]
-            if not size or line <= lines]
+        if data.endswith(b"\n"):  # a later append continues after these lines; else read it all again
+            size, lines = len(data), data.count(b"\n")
+    rows = [(line, ts, WHO.index(who), fts.token_count(text), fts.body(text)) for line, ts, who, text in entry["turns"]]
     return path, sig, {"id": entry["id"], "format": entry["format"], "delegated": entry["delegated"],
                        "rows": rows, "size": size, "lines": lines,
                        "tail": _tail_hash(path, size) if size else ""}, warnings
@@ -125,6 +124,9 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
     new_size = size + end
     return {"rows": rows, "size": new_size, "lines": lines + data.count(b"\n", 0, end),
             "tail": _tail_hash(path, new_size)}
+
+
+SKIPPED = {"id": "", "format": "", "delegated": False, "rows": [], "size": 0, "lines": 0, "tail": ""}
 
 
 def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
@@ -211,14 +213,17 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
                 done += 1
                 if progress:
                     progress(done, len(cold))
-                if got is None:
-                    continue
-                if got["id"] in seen:
+                if got is not None and got["id"] in seen:
                     warn(f"{p}: session {got['id']} was already read from {seen[got['id']]}; file skipped")
+                    got = None
+                if got is None:  # kept as a file with no turns: up to date, not stale forever
+                    _insert(con, p, sig, SKIPPED)
                     continue
                 seen[got["id"]] = p
                 _insert(con, p, sig, got)
             con.execute("INSERT INTO f(f) VALUES('optimize')")
+            con.execute("INSERT INTO f(f, rank) VALUES('automerge', 4)")  # updates merge as usual
+            con.execute("INSERT INTO f(f, rank) VALUES('hashsize', 1048576)")
             con.execute("INSERT INTO meta VALUES('built', ?)", (str(started),))
             con.commit()
         finally:
@@ -247,11 +252,13 @@ def update(home, cfg, warn=lambda m: None) -> dict:
     from anima import transcripts
 
     target = path(home)
-    if not os.path.exists(target):
-        raise Refused("no index yet: run `anima index rebuild`")
+    if not os.path.exists(target):  # the first update (say, from cron) builds it
+        rebuild(home, cfg, cfg["index.jobs"], warn=warn)
+        return {"added": None, "appended": 0, "replaced": 0, "removed": 0}
     with fs.locked(target, wait=False, what="the recall index (a rebuild or update is running)"):
         con = _connect(target)
         try:
+            _usable(con, target)
             files = transcripts.session_files(home, cfg)
             p = plan(con, files, cfg["index.hot_minutes"])
             counts = {"added": 0, "appended": 0, "replaced": 0, "removed": len(p.missing)}
@@ -272,18 +279,15 @@ def update(home, cfg, warn=lambda m: None) -> dict:
                     _, _, got, warnings = _read_file((stale, sig))
                     for message in warnings:
                         warn(message)
-                    if got is None:
-                        if row:
-                            _retire(con, stale)
-                        continue
                     if row:
                         _retire(con, stale)
-                        counts["replaced"] += 1
-                    else:
-                        counts["added"] += 1
-                    if got["id"] in ids:
+                    if got is not None and got["id"] in ids:
                         warn(f"{stale}: session {got['id']} is already indexed from another file; file skipped")
+                        got = None
+                    if got is None:
+                        _insert(con, stale, sig, SKIPPED)
                         continue
+                    counts["replaced" if row else "added"] += 1
                     ids.add(got["id"])
                     _insert(con, stale, sig, got)
         finally:
@@ -309,12 +313,38 @@ def _select_in(con, sql: str, ids):
         yield from con.execute(sql.format(",".join("?" * len(part))), part)
 
 
+class Unusable(DataError):
+    """The index cannot be read (damaged, or made by another version): scan instead."""
+
+
+def _usable(con, target: str) -> None:
+    import sqlite3
+
+    try:
+        version = con.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+    except sqlite3.DatabaseError as e:
+        raise Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one") from None
+    if not version or version[0] != SCHEMA_VERSION:
+        raise Unusable(f"{target}: made by another version of anima; `anima index rebuild` makes a new one")
+
+
 class Open:
     """An index opened for reading, with the plan of what it covers now."""
 
     def __init__(self, home, cfg, files: list[str]):
-        self.con = _connect(path(home), readonly=True)
-        self.plan = plan(self.con, files, cfg["index.hot_minutes"])
+        import sqlite3
+
+        target = path(home)
+        self.con = _connect(target, readonly=True)
+        try:
+            _usable(self.con, target)
+            self.plan = plan(self.con, files, cfg["index.hot_minutes"])
+        except sqlite3.DatabaseError as e:
+            self.con.close()
+            raise Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one") from None
+        except Unusable:
+            self.con.close()
+            raise
 
     def close(self):
         self.con.close()
@@ -343,12 +373,17 @@ def status(home, cfg) -> dict:
             "size": 0, "built": None, "hot_minutes": cfg["index.hot_minutes"]}
     if not info["exists"]:
         return info
+    import sqlite3
+
     con = _connect(target, readonly=True)
     try:
+        _usable(con, target)
         p = plan(con, files, cfg["index.hot_minutes"])
         n_row, _ = fts.totals(con)
         live = con.execute("SELECT count(*) FROM turns").fetchone()[0]
         built = con.execute("SELECT value FROM meta WHERE key='built'").fetchone()
+    except sqlite3.DatabaseError as e:
+        raise Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one") from None
     finally:
         con.close()
     from anima import clock

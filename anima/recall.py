@@ -58,18 +58,38 @@ def tokens(text: str) -> list[str]:
 
 def needles(term: str, stems: dict[str, str]) -> list[bytes] | None:
     """What the raw, lower-cased bytes of a line holding `term` must contain; None when the
-    bytes cannot tell. A word stands for every word with its stem, and such a word holds all
-    of the stem but (at most) its last two letters ("happi": happy, "sensibl": sensibility)."""
+    bytes cannot tell. A word stands for every word with its stem, and every such word holds
+    the stem itself, but for a final e or i the stemmer wrote (hope: hoping, happi: happy) or
+    a bl it made of bil (sensibl: sensibility): then all but that last letter."""
     out = set()
     for tok in tokens(term):
         if is_cjk(tok[0]):
             out.add(tok.encode("utf-8"))
         elif tok.isascii():
             stem = stems.get(tok, tok)
-            out.add(stem[:max(1, len(stem) - 2)].encode("ascii"))
+            if stem.endswith(("e", "i", "bl")) and len(stem) > 1:
+                stem = stem[:-1]
+            out.add(stem.encode("ascii"))
         else:
             return None
     return sorted(out, key=len, reverse=True)
+
+
+def sieve(term: str, stems: dict[str, str]):
+    """A pattern every turn holding `term` matches (it may match more): its words as words
+    starting with their needle, CJK characters as they are, only non-word characters
+    between. It keeps the scan from handing FTS5 every turn with "eat" inside "great"."""
+    import re
+
+    parts = []
+    for tok, needle in zip(tokens(term), (needles(tok, stems) or [None] for tok in tokens(term)), strict=True):
+        if is_cjk(tok[0]):
+            parts.append(re.escape(tok))
+        elif needle[0] is None:
+            parts.append(r"[^\W_]+")  # a word whose folding bytes cannot show: any word
+        else:
+            parts.append(r"(?<![^\W_])" + re.escape(needle[0].decode()) + r"[^\W_]*")
+    return re.compile(r"[\W_]*".join(parts), re.IGNORECASE)
 
 
 class Query:
@@ -142,11 +162,12 @@ def _collect(queries: list[Query], rows: dict, meta, filters: Filters, found, st
                                                                                for c in counts)))
 
 
-def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=None):
+def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=None, sieves=None):
     """One pass for every query: candidates (any term matched) and corpus statistics, added
     to `found` and `stats` when given (what an index answered).
 
-    `sessions` yields transcripts.Scanned: each session's totals, and its turns that may match.
+    `sessions` yields transcripts.Scanned: each session's totals, and its turns that may match;
+    `sieves` (patterns) narrow those down before FTS5 is asked.
     """
     from anima import fts
 
@@ -159,8 +180,9 @@ def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=Non
             st.turns += session.turns_total
             st.tokens += session.tokens_total
         for turn in session.turns:
-            memory.add(turn.text)
-            where.append((turn.session, turn.path, turn.line, turn.ts, turn.who))
+            if sieves is None or any(s.search(turn.text) for s in sieves):
+                memory.add(turn.text)
+                where.append((turn.session, turn.path, turn.line, turn.ts, turn.who))
     rows = {m: memory.phrase_rows(m) for q in queries for m in q.matches}
     _collect(queries, rows, lambda r: where[r - 1], filters, found, stats)
     return found, stats
@@ -242,9 +264,14 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     words = sorted({tok for t in terms for tok in tokens(t) if tok.isascii()})
     stems = fts.stems(words) if words else {}
     phrases = [needles(t, stems) for t in terms]
+    sieves = [sieve(t, stems) for t in terms]
+    idx = None
     if cfg["index.enabled"] and os.path.exists(index.path(home)):
-        files = transcripts.session_files(home, cfg)
-        idx = index.Open(home, cfg, files)
+        try:
+            idx = index.Open(home, cfg, transcripts.session_files(home, cfg))
+        except index.Unusable as e:
+            warn(f"{e}; scanning the transcripts instead")
+    if idx is not None:
         try:
             found, stats = from_index(idx, queries, filters)
             indexed_ids = {sid for _, sid in idx.plan.current.values()}
@@ -259,9 +286,9 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
                  f"directly), {len(plan.missing)} gone; `anima index update` catches up")
         uncovered = (s for s in transcripts.scan(home, cfg, phrases, warn, paths=plan.uncovered)
                      if s.id not in indexed_ids)
-        found, stats = scan(uncovered, queries, filters, found, stats)
+        found, stats = scan(uncovered, queries, filters, found, stats, sieves)
     else:
-        found, stats = scan(transcripts.scan(home, cfg, phrases, warn), queries, filters)
+        found, stats = scan(transcripts.scan(home, cfg, phrases, warn), queries, filters, sieves=sieves)
     ranked = [rank(c, st, q, limit, tiers) if q.raw else [] for c, st, q in zip(found, stats, queries, strict=True)]
     attach_text([r for rs in ranked for r in rs])
     return ranked

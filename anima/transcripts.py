@@ -496,7 +496,8 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
             session = _read(path, cache, warn, summary, started, sig)
             if session is None:
                 continue
-            scanned = Scanned(session.id, path, len(session.turns), _tokens(session.turns), session.turns)
+            kept = [t for t in session.turns if _passes(t.text.lower().encode("utf-8"), phrases)]
+            scanned = Scanned(session.id, path, len(session.turns), _tokens(session.turns), kept)
         if scanned.id in first:
             warn(f"{path}: session {scanned.id} was already read from {first[scanned.id]}; file skipped")
             continue

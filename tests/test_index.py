@@ -220,3 +220,48 @@ def test_a_killed_rebuild_leaves_nothing_behind_after_the_next(anima_bin, indexe
     p.wait()
     assert subprocess.run([anima_bin, "index", "rebuild"], env=env).returncode == 0
     assert sorted(p.name for p in (home / "index").iterdir()) == [".recall.sqlite.lock", "recall.sqlite"]
+
+
+def test_a_damaged_index_is_said_and_recall_scans(run, indexed, home):
+    qs = queries(1)
+    run("index", "off")
+    good = recall_batch(run, qs)
+    run("index", "on")
+    (home / "index" / "recall.sqlite").write_bytes(b"not an index at all" * 100)
+    r = run("recall", "--batch", "--limit", "1000", input=qs)
+    assert r.stdout == good
+    assert "not a usable index" in r.stderr and "scanning the transcripts instead" in r.stderr
+    assert run("index", "status").exit_code == 65
+    assert run("index", "rebuild").exit_code == 0
+    assert recall_batch(run, qs) == good
+
+
+def test_a_last_line_without_a_newline_is_indexed(run, indexed, home):
+    path = home / "sessions" / "open.jsonl"
+    path.write_text(json.dumps({"role": "user", "content": "an unfinished quokka line", "ts": "2026-11-01T00:00:00Z"}))
+    backdate(home, path)
+    run("index", "update")
+    assert run("recall", "quokka").stdout.startswith("open\t1\t")
+    with open(path, "a") as f:
+        f.write("\n" + json.dumps({"role": "user", "content": "a second quokka", "ts": "2026-11-02T00:00:00Z"}) + "\n")
+    backdate(home, path)
+    run("index", "update")
+    assert [line.split("\t")[1] for line in run("recall", "quokka").stdout.splitlines()] == ["2", "1"]
+    run("index", "off")
+    assert [line.split("\t")[1] for line in run("recall", "quokka").stdout.splitlines()] == ["2", "1"]
+
+
+def test_an_unreadable_file_does_not_keep_the_index_stale(run, indexed, home):
+    bad = home / "sessions" / "broken.jsonl.zst"
+    bad.write_bytes(b"\x28\xb5\x2f\xfd broken")
+    backdate(home, bad)
+    assert run("index", "update").exit_code == 0
+    assert run("index", "verify").exit_code == 0
+    assert json.loads(run("index", "status", "--json").stdout)["stale"] == 0
+
+
+def test_the_first_update_builds_the_index(run, home):
+    run("init", "--lang", "en")
+    generate(home, 8, sessions=3)
+    assert run("index", "update").exit_code == 0
+    assert json.loads(run("index", "status", "--json").stdout)["indexed"] == 3

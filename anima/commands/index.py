@@ -66,8 +66,10 @@ def status(home, as_json):
     if as_json:
         out_json(info)
         return
-    out("".join(f"{key}\t{'on' if value is True else 'off' if value is False else value}\n"
-                for key, value in info.items() if key not in ("exists",)))
+    def shown(value):
+        return "on" if value is True else "off" if value is False else "-" if value is None else value
+
+    out("".join(f"{key}\t{shown(value)}\n" for key, value in info.items() if key != "exists"))
 
 
 @cli.command("verify")
