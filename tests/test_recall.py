@@ -205,7 +205,7 @@ def test_every_word_holds_the_needle_of_its_stem():
     from anima.recall import needles
 
     stems = fts.stems(words)
-    bad = [(w, s) for w in stems if any(n.decode() not in w for n in needles(w, stems))]
+    bad = [(w, stems[w]) for w in stems if any(n.decode() not in w for n in needles(w, stems))]
     assert bad == []
 
 
