@@ -71,17 +71,28 @@ def totals(con, table: str = "f") -> tuple[int, int]:
     return n_row, n_tok
 
 
-def phrase_rows(con, match: str, columns: str = "", join: str = "", table: str = "f") -> dict[int, tuple]:
-    """{rowid: (count, size in tokens, *more)} of every row holding the phrase; `columns`
-    (", t.a, t.b") and `join` ("LEFT JOIN t ON ...") add more to each row."""
-    rows = con.execute(f"SELECT {table}.rowid, bm25({table}), d.sz{columns} FROM {table} "
-                       f"JOIN {table}_docsize d ON d.id = {table}.rowid {join} WHERE {table} MATCH ?",
-                       (match,)).fetchall()
+def phrase_rows(con, match: str, columns: str = "", join: str = "", table: str = "f",
+                among=None) -> dict[int, tuple]:
+    """{rowid: (count, size in tokens, *more)} of every row holding the phrase, or of those
+    `among` the given rowids; `columns` (", t.a, t.b") and `join` ("LEFT JOIN t ON ...") add
+    more to each row."""
+    sql = (f"SELECT {table}.rowid, bm25({table}), d.sz{columns} FROM {table} "
+           f"JOIN {table}_docsize d ON d.id = {table}.rowid {join} WHERE {table} MATCH ?")
+    if among is None:
+        rows = con.execute(sql, (match,)).fetchall()
+        n_hit = len(rows)
+    else:
+        among = sorted(among)
+        rows = []
+        for i in range(0, len(among), 900):
+            part = among[i:i + 900]
+            rows += con.execute(f"{sql} AND {table}.rowid IN ({','.join('?' * len(part))})", (match, *part))
+        n_hit = con.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (match,)).fetchone()[0]
     if not rows:
         return {}
     n_row, n_tok = totals(con, table)
     avgdl = n_tok / n_row
-    idf = math.log((n_row - len(rows) + 0.5) / (len(rows) + 0.5))
+    idf = math.log((n_row - n_hit + 0.5) / (n_hit + 0.5))
     if idf <= 0.0:
         idf = 1e-6
     out = {}

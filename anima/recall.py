@@ -9,7 +9,10 @@ relaxed. A term given twice weighs more, each repetition less (1, 1/2, 1/3, ...)
 
 Ranking: tier (the user's own words, then mine, then delegated), then BM25 (k1 1.2, b 0.75;
 idf log(1 + (N - df + 0.5)/(df + 0.5)) over every turn of every session, lengths in tokens),
-then the newer turn. `--no-tiers` ranks by score alone.
+then the newer turn. `--no-tiers` ranks by score alone. A Chinese (CJK) term of two or more
+characters also lets each of its characters add to the score of the turns found, at half
+weight and with an idf over those turns only: a turn that shares more of the characters
+ranks higher, but no turn is found, or required, for a single character.
 
 The scan looks for each term's tokens in the raw bytes first and parses only the lines that
 may hold them (transcripts.scan), puts those turns in an in-memory FTS5 table and asks it
@@ -105,29 +108,41 @@ class Query:
         self.raw = list(counts)
         self.weights = [sum(1 / k for k in range(1, n + 1)) for n in counts.values()]
         self.matches = [fts.phrase(t) for t in self.raw]
+        self.extras: list[tuple[str, int]] = []  # (single CJK character's phrase, its term)
+        for i, t in enumerate(self.raw):
+            chars = [tok for tok in tokens(t) if is_cjk(tok[0])]
+            if len(chars) > 1:
+                self.extras += [(fts.phrase(ch), i) for ch in dict.fromkeys(chars)]
 
 
 class Candidate:
     """A turn that holds at least one term: where it is and what the score needs, no text."""
 
-    __slots__ = ("session", "path", "line", "ts", "who", "dl", "tfs")
+    __slots__ = ("session", "path", "line", "ts", "who", "dl", "tfs", "xtfs")
 
-    def __init__(self, session: str, path: str, line: int, ts: float, who: str, dl: int, tfs: tuple):
+    def __init__(self, session: str, path: str, line: int, ts: float, who: str, dl: int, tfs: tuple,
+                 xtfs: tuple = ()):
         self.session, self.path, self.line, self.ts, self.who = session, path, line, ts, who
-        self.dl, self.tfs = dl, tfs
+        self.dl, self.tfs, self.xtfs = dl, tfs, xtfs
 
 
 class Stats:
     """Corpus statistics for idf and length normalisation: every turn counts, filtered or not."""
 
-    def __init__(self, nterms: int):
+    def __init__(self, nterms: int, nextras: int = 0):
         self.turns = 0
         self.tokens = 0
         self.df = [0] * nterms
+        self.found = 0  # turns holding some term: the back-off characters' idf is over them
+        self.xdf = [0] * nextras
 
     def idf(self, i: int) -> float:
         df = self.df[i]
         return math.log(1 + (self.turns - df + 0.5) / (df + 0.5))
+
+    def xidf(self, j: int) -> float:
+        df = self.xdf[j]
+        return math.log(1 + (self.found - df + 0.5) / (df + 0.5))
 
     @property
     def avgdl(self) -> float:
@@ -154,12 +169,18 @@ def _collect(queries: list[Query], rows: dict, meta, filters: Filters, found, st
                     seen[r] = meta(r)
                 if seen[r] is not None:
                     st.df[i] += 1
-        for r in sorted(r for r, m in seen.items() if m is not None):
+        kept = sorted(r for r, m in seen.items() if m is not None)
+        extras = [rows[m] for m, _ in q.extras]
+        st.found += len(kept)
+        for j, x in enumerate(extras):
+            st.xdf[j] += sum(1 for r in kept if r in x)
+        for r in kept:
             session, path, line, ts, who = seen[r]
             if filters.admit(ts, who):
                 size = next(c[r][1] for c in counts if r in c)
-                out.append(Candidate(session, path, line, ts, who, size, tuple(c[r][0] if r in c else 0
-                                                                               for c in counts)))
+                out.append(Candidate(session, path, line, ts, who, size,
+                                     tuple(c[r][0] if r in c else 0 for c in counts),
+                                     tuple(x[r][0] if r in x else 0 for x in extras)))
 
 
 def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=None, sieves=None):
@@ -171,7 +192,7 @@ def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=Non
     """
     from anima import fts
 
-    stats = stats or [Stats(len(q.matches)) for q in queries]
+    stats = stats or [Stats(len(q.matches), len(q.extras)) for q in queries]
     found = found or [[] for _ in queries]
     memory = fts.Memory()
     where: list[tuple] = []
@@ -183,7 +204,7 @@ def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=Non
             if sieves is None or any(s.search(turn.text) for s in sieves):
                 memory.add(turn.text)
                 where.append((turn.session, turn.path, turn.line, turn.ts, turn.who))
-    rows = {m: memory.phrase_rows(m) for q in queries for m in q.matches}
+    rows = {m: memory.phrase_rows(m) for q in queries for m in q.matches + [x for x, _ in q.extras]}
     _collect(queries, rows, lambda r: where[r - 1], filters, found, stats)
     return found, stats
 
@@ -193,6 +214,10 @@ def from_index(idx, queries: list[Query], filters: Filters):
     from anima import fts, index
 
     rows = {m: fts.phrase_rows(idx.con, m, index.TURN_COLUMNS, index.TURN_JOIN) for q in queries for m in q.matches}
+    among = {r for c in rows.values() for r in c}  # back-off characters count only in turns found
+    for q in queries:
+        for m, _ in q.extras:
+            rows[m] = fts.phrase_rows(idx.con, m, index.TURN_COLUMNS, index.TURN_JOIN, among=among)
     covered = idx.covered()
 
     def meta(r):
@@ -205,7 +230,7 @@ def from_index(idx, queries: list[Query], filters: Filters):
                 return None
         return None
 
-    stats = [Stats(len(q.matches)) for q in queries]
+    stats = [Stats(len(q.matches), len(q.extras)) for q in queries]
     n_turns, n_tokens = idx.totals()
     for st in stats:
         st.turns, st.tokens = n_turns, n_tokens
@@ -214,10 +239,18 @@ def from_index(idx, queries: list[Query], filters: Filters):
     return found, stats
 
 
-def score(c: Candidate, st: Stats, weights: list[float]) -> float:
+BACKOFF = 0.5  # what a single character of a CJK term weighs, against the term
+
+
+def score(c: Candidate, st: Stats, q: Query) -> float:
     norm = K1 * (1 - B + B * c.dl / st.avgdl)
-    return sum(w * st.idf(i) * tf * (K1 + 1) / (tf + norm) for i, (tf, w) in enumerate(zip(c.tfs, weights, strict=True))
-               if tf)
+
+    def part(tf):
+        return tf * (K1 + 1) / (tf + norm)
+
+    total = sum(w * st.idf(i) * part(tf) for i, (tf, w) in enumerate(zip(c.tfs, q.weights, strict=True)) if tf)
+    return total + sum(BACKOFF * q.weights[q.extras[j][1]] * st.xidf(j) * part(tf)
+                       for j, tf in enumerate(c.xtfs) if tf)
 
 
 class Result:
@@ -231,7 +264,7 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool) -
     strict = [c for c in cands if all(c.tfs)]
     relaxed = not strict
     chosen = cands if relaxed else strict
-    results = [Result(c, score(c, st, q.weights), [t for t, tf in zip(q.raw, c.tfs, strict=True) if tf], relaxed)
+    results = [Result(c, score(c, st, q), [t for t, tf in zip(q.raw, c.tfs, strict=True) if tf], relaxed)
                for c in chosen]
     results.sort(key=lambda r: (TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line))
     return results[:limit]

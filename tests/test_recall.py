@@ -236,3 +236,13 @@ def test_the_same_answers_from_a_full_read_the_summary_and_the_cache(run, corpus
     queries = "tea\nmorning tea\n绿茶\n早上 咖啡\ncoffee report\nzebra\n"
     answers = [run("recall", "--batch", "--limit", "50", input=queries).stdout for _ in range(3)]
     assert answers[0] == answers[1] == answers[2] and answers[0].count("\n") > 8
+
+
+def test_a_chinese_term_ranks_turns_sharing_more_of_its_characters_higher(run, home):
+    write_session(home, "zh", [
+        ("user", "我们去看绿茶展览。", DAY1),              # the term, and nothing else of it
+        ("user", "我们去看绿茶展览，喝了绿色的茶。", DAY1),   # the term, and its characters again
+        ("user", "绿色的茶很好喝。", DAY1),                # only the characters: never found
+    ])
+    rows = [json.loads(x) for x in run("recall", "绿茶", "--json").stdout.splitlines()]
+    assert [(x["line"], x["relaxed"]) for x in rows] == [(3, False), (2, False)]
