@@ -240,9 +240,9 @@ def test_the_same_answers_from_a_full_read_the_summary_and_the_cache(run, corpus
 
 def test_a_chinese_term_ranks_turns_sharing_more_of_its_characters_higher(run, home):
     write_session(home, "zh", [
-        ("user", "我们去看绿茶展览。", DAY1),              # the term, and nothing else of it
-        ("user", "我们去看绿茶展览，喝了绿色的茶。", DAY1),   # the term, and its characters again
-        ("user", "绿色的茶很好喝。", DAY1),                # only the characters: never found
+        ("user", "我爱喝绿茶啊", DAY1),      # the term once, nothing else of it
+        ("user", "绿茶和绿的茶", DAY1),      # the term once, its characters again: same length
+        ("user", "绿色的茶很好", DAY1),      # only the characters: never found
     ])
     rows = [json.loads(x) for x in run("recall", "绿茶", "--json").stdout.splitlines()]
     assert [(x["line"], x["relaxed"]) for x in rows] == [(3, False), (2, False)]
