@@ -36,12 +36,23 @@ def body(text: str) -> str:
 
 def token_count(text: str) -> int:
     """How many tokens a text has (letters and digits, each CJK character one): for lengths."""
-    return len(_TOKEN.findall(body(text)))
+    return count_tokens(body(text))
+
+
+def count_tokens(spaced: str) -> int:
+    """How many tokens a body (see `body`) has."""
+    return len(_TOKEN.findall(spaced))
+
+
+def _cjk(o: int) -> bool:
+    return any(lo <= o <= hi for lo, hi in CJK_RANGES)
 
 
 def phrase(term: str) -> str:
-    """The FTS5 query for `term` as one phrase."""
-    return '"' + body(term).replace('"', '""') + '"'
+    """The FTS5 query for `term` as one phrase (spaced like `body`, without building its
+    translation table: a query is a few characters, and the table costs ~10 ms to build)."""
+    spaced = "".join(f" {ch} " if _cjk(ord(ch)) else " " if 0xE000 <= ord(ch) < 0xF900 else ch for ch in term)
+    return '"' + spaced.replace('"', '""') + '"'
 
 
 def varints(blob: bytes) -> list[int]:
@@ -134,6 +145,10 @@ class Memory:
     def phrase_rows(self, match: str) -> dict[int, tuple]:
         self.flush()
         return phrase_rows(self.con, match) if self.rows else {}
+
+    def counts(self, match: str, rowids: list[int]) -> dict[int, tuple]:
+        self.flush()
+        return phrase_rows(self.con, match, among=rowids) if self.rows else {}
 
 
 def stems(words: list[str]) -> dict[str, str]:

@@ -29,7 +29,7 @@ from anima import fs, fts
 from anima.errors import DataError, Refused
 
 NAME = "recall.sqlite"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 WHO = ("user", "me", "delegated")
 # what phrase_rows joins to each row: the turn it is (none for a dead row)
 TURN_COLUMNS = ", t.file, t.line, t.ts, t.who"
@@ -93,7 +93,8 @@ def _read_file(args):
             data = f.read()
         if data.endswith(b"\n"):  # a later append continues after these lines; else read it all again
             size, lines = len(data), data.count(b"\n")
-    rows = [(line, ts, WHO.index(who), fts.token_count(text), fts.body(text)) for line, ts, who, text in entry["turns"]]
+    rows = [(line, ts, WHO.index(who), fts.count_tokens(b), b)
+            for line, ts, who, text in entry["turns"] for b in (fts.body(text),)]
     return path, sig, {"id": entry["id"], "format": entry["format"], "delegated": entry["delegated"],
                        "rows": rows, "size": size, "lines": lines,
                        "tail": _tail_hash(path, size) if size else ""}, warnings
@@ -120,7 +121,8 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
         turn = transcripts._turn(obj, fmt, delegated) if isinstance(obj, dict) else None
         if turn is not None:
             who, text, ts = turn
-            rows.append((number, mtime if ts is None else ts, WHO.index(who), fts.token_count(text), fts.body(text)))
+            b = fts.body(text)
+            rows.append((number, mtime if ts is None else ts, WHO.index(who), fts.count_tokens(b), b))
     new_size = size + end
     return {"rows": rows, "size": new_size, "lines": lines + data.count(b"\n", 0, end),
             "tail": _tail_hash(path, new_size)}
@@ -134,12 +136,12 @@ def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
     if file_id is None:
         cur = con.execute("INSERT INTO files(path, sig, session, format, delegated, turns, tokens, size, lines, tail) "
                           "VALUES(?,?,?,?,?,?,?,?,?,?)",
-                          (path, json.dumps(sig), got["id"], got["format"], int(got["delegated"]), len(rows),
+                          (path, _sig(sig), got["id"], got["format"], int(got["delegated"]), len(rows),
                            sum(r[3] for r in rows), got["size"], got["lines"], got["tail"]))
         file_id = cur.lastrowid
     else:
         con.execute("UPDATE files SET sig=?, turns=turns+?, tokens=tokens+?, size=?, lines=?, tail=? WHERE id=?",
-                    (json.dumps(sig), len(rows), sum(r[3] for r in rows), got["size"], got["lines"], got["tail"],
+                    (_sig(sig), len(rows), sum(r[3] for r in rows), got["size"], got["lines"], got["tail"],
                      file_id))
     # rowids past every FTS5 row ever written: a retired file's dead rows keep theirs
     first = (con.execute("SELECT max(id) FROM f_docsize").fetchone()[0] or 0) + 1 if rows else 0
@@ -162,19 +164,24 @@ class Plan:
         return sorted(self.hot + self.stale)
 
 
+def _sig(sig) -> str:
+    """A file signature as stored: compared as text, never parsed (3,000 files a query)."""
+    return ",".join(map(str, sig))
+
+
 def _cold(sig, now_ns: int, hot_minutes: int) -> bool:
     return sig is not None and sig[0] <= now_ns - hot_minutes * 60 * 1_000_000_000
 
 
 def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None) -> Plan:
     now_ns = time.time_ns() if now_ns is None else now_ns
-    known = {p: (i, json.loads(s), sid) for i, p, s, sid in con.execute("SELECT id, path, sig, session FROM files")}
+    known = {p: (i, s, sid) for i, p, s, sid in con.execute("SELECT id, path, sig, session FROM files")}
     result = Plan()
     for p in files:
         sig = fs.signature(p)
         if not _cold(sig, now_ns, hot_minutes):
             result.hot.append(p)
-        elif p in known and known[p][1] == sig:
+        elif p in known and known[p][1] == _sig(sig):
             result.current[p] = (known[p][0], known[p][2])
         else:
             result.stale.append(p)
@@ -348,6 +355,10 @@ class Open:
 
     def close(self):
         self.con.close()
+
+    def counts(self, match: str, rowids: list[int]) -> dict[int, tuple]:
+        """{rowid: (count, size)} of the phrase in these rows (for a candidate's source)."""
+        return fts.phrase_rows(self.con, match, among=rowids)
 
     def totals(self) -> tuple[int, int]:
         """Turns and tokens of the files the index covers now."""

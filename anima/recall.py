@@ -10,9 +10,10 @@ relaxed. A term given twice weighs more, each repetition less (1, 1/2, 1/3, ...)
 Ranking: tier (the user's own words, then mine, then delegated), then BM25 (k1 1.2, b 0.75;
 idf log(1 + (N - df + 0.5)/(df + 0.5)) over every turn of every session, lengths in tokens),
 then the newer turn. `--no-tiers` ranks by score alone. A Chinese (CJK) term of two or more
-characters also lets each of its characters add to the score of the turns found, at half
-weight and with an idf over those turns only: a turn that shares more of the characters
-ranks higher, but no turn is found, or required, for a single character.
+characters also lets each of its characters add to the score of the best RERANK turns found,
+at half weight and with an idf over those turns only, and they are ranked again: a turn that
+shares more of the characters ranks higher, but no turn is found, or required, for a single
+character.
 
 The scan looks for each term's tokens in the raw bytes first and parses only the lines that
 may hold them (transcripts.scan), puts those turns in an in-memory FTS5 table and asks it
@@ -118,31 +119,26 @@ class Query:
 class Candidate:
     """A turn that holds at least one term: where it is and what the score needs, no text."""
 
-    __slots__ = ("session", "path", "line", "ts", "who", "dl", "tfs", "xtfs")
+    __slots__ = ("session", "path", "line", "ts", "who", "dl", "tfs", "xtfs", "source", "rowid")
 
     def __init__(self, session: str, path: str, line: int, ts: float, who: str, dl: int, tfs: tuple,
-                 xtfs: tuple = ()):
+                 source=None, rowid: int = 0):
         self.session, self.path, self.line, self.ts, self.who = session, path, line, ts, who
-        self.dl, self.tfs, self.xtfs = dl, tfs, xtfs
+        self.dl, self.tfs, self.xtfs = dl, tfs, ()
+        self.source, self.rowid = source, rowid  # the FTS5 table it came from: `counts(match, rowids)`
 
 
 class Stats:
     """Corpus statistics for idf and length normalisation: every turn counts, filtered or not."""
 
-    def __init__(self, nterms: int, nextras: int = 0):
+    def __init__(self, nterms: int):
         self.turns = 0
         self.tokens = 0
         self.df = [0] * nterms
-        self.found = 0  # turns holding some term: the back-off characters' idf is over them
-        self.xdf = [0] * nextras
 
     def idf(self, i: int) -> float:
         df = self.df[i]
         return math.log(1 + (self.turns - df + 0.5) / (df + 0.5))
-
-    def xidf(self, j: int) -> float:
-        df = self.xdf[j]
-        return math.log(1 + (self.found - df + 0.5) / (df + 0.5))
 
     @property
     def avgdl(self) -> float:
@@ -157,7 +153,7 @@ class Filters:
         return (self.since is None or ts >= self.since) and (self.who is None or who == self.who)
 
 
-def _collect(queries: list[Query], rows: dict, meta, filters: Filters, found, stats) -> None:
+def _collect(queries: list[Query], rows: dict, meta, filters: Filters, found, stats, source) -> None:
     """Turn each term's rows {rowid: (count, size, ...)} into candidates and document counts.
     `meta(rowid)` gives (session, path, line, ts, who), or None for a row to leave out."""
     for q, st, out in zip(queries, stats, found, strict=True):
@@ -169,18 +165,12 @@ def _collect(queries: list[Query], rows: dict, meta, filters: Filters, found, st
                     seen[r] = meta(r)
                 if seen[r] is not None:
                     st.df[i] += 1
-        kept = sorted(r for r, m in seen.items() if m is not None)
-        extras = [rows[m] for m, _ in q.extras]
-        st.found += len(kept)
-        for j, x in enumerate(extras):
-            st.xdf[j] += sum(1 for r in kept if r in x)
-        for r in kept:
+        for r in sorted(r for r, m in seen.items() if m is not None):
             session, path, line, ts, who = seen[r]
             if filters.admit(ts, who):
                 size = next(c[r][1] for c in counts if r in c)
                 out.append(Candidate(session, path, line, ts, who, size,
-                                     tuple(c[r][0] if r in c else 0 for c in counts),
-                                     tuple(x[r][0] if r in x else 0 for x in extras)))
+                                     tuple(c[r][0] if r in c else 0 for c in counts), source, r))
 
 
 def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=None, sieves=None):
@@ -192,7 +182,7 @@ def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=Non
     """
     from anima import fts
 
-    stats = stats or [Stats(len(q.matches), len(q.extras)) for q in queries]
+    stats = stats or [Stats(len(q.matches)) for q in queries]
     found = found or [[] for _ in queries]
     memory = fts.Memory()
     where: list[tuple] = []
@@ -204,8 +194,8 @@ def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=Non
             if sieves is None or any(s.search(turn.text) for s in sieves):
                 memory.add(turn.text)
                 where.append((turn.session, turn.path, turn.line, turn.ts, turn.who))
-    rows = {m: memory.phrase_rows(m) for q in queries for m in q.matches + [x for x, _ in q.extras]}
-    _collect(queries, rows, lambda r: where[r - 1], filters, found, stats)
+    rows = {m: memory.phrase_rows(m) for q in queries for m in q.matches}
+    _collect(queries, rows, lambda r: where[r - 1], filters, found, stats, memory)
     return found, stats
 
 
@@ -214,10 +204,6 @@ def from_index(idx, queries: list[Query], filters: Filters):
     from anima import fts, index
 
     rows = {m: fts.phrase_rows(idx.con, m, index.TURN_COLUMNS, index.TURN_JOIN) for q in queries for m in q.matches}
-    among = {r for c in rows.values() for r in c}  # back-off characters count only in turns found
-    for q in queries:
-        for m, _ in q.extras:
-            rows[m] = fts.phrase_rows(idx.con, m, index.TURN_COLUMNS, index.TURN_JOIN, among=among)
     covered = idx.covered()
 
     def meta(r):
@@ -230,27 +216,48 @@ def from_index(idx, queries: list[Query], filters: Filters):
                 return None
         return None
 
-    stats = [Stats(len(q.matches), len(q.extras)) for q in queries]
+    stats = [Stats(len(q.matches)) for q in queries]
     n_turns, n_tokens = idx.totals()
     for st in stats:
         st.turns, st.tokens = n_turns, n_tokens
     found = [[] for _ in queries]
-    _collect(queries, rows, meta, filters, found, stats)
+    _collect(queries, rows, meta, filters, found, stats, idx)
     return found, stats
 
 
 BACKOFF = 0.5  # what a single character of a CJK term weighs, against the term
+RERANK = 200  # how many of the best turns its characters may raise
+
+
+def _part(tf: int, c: Candidate, st: Stats) -> float:
+    return tf * (K1 + 1) / (tf + K1 * (1 - B + B * c.dl / st.avgdl))
 
 
 def score(c: Candidate, st: Stats, q: Query) -> float:
-    norm = K1 * (1 - B + B * c.dl / st.avgdl)
+    return sum(w * st.idf(i) * _part(tf, c, st) for i, (tf, w) in enumerate(zip(c.tfs, q.weights, strict=True))
+               if tf)
 
-    def part(tf):
-        return tf * (K1 + 1) / (tf + norm)
 
-    total = sum(w * st.idf(i) * part(tf) for i, (tf, w) in enumerate(zip(c.tfs, q.weights, strict=True)) if tf)
-    return total + sum(BACKOFF * q.weights[q.extras[j][1]] * st.xidf(j) * part(tf)
-                       for j, tf in enumerate(c.xtfs) if tf)
+def backoff(results: list, st: Stats, q: Query) -> None:
+    """Add the characters of the query's CJK terms to these results' scores: each character
+    at half its term's weight, with an idf over these results only."""
+    by_source: dict = {}
+    for r in results:
+        by_source.setdefault(id(r.c.source), (r.c.source, []))[1].append(r)
+    counts = [{} for _ in q.extras]  # per character: {candidate: count}
+    for source, rs in by_source.values():
+        rowids = {r.c.rowid: r.c for r in rs}
+        for j, (match, _) in enumerate(q.extras):
+            for rowid, (tf, *_) in source.counts(match, list(rowids)).items():
+                counts[j][id(rowids[rowid])] = tf
+    n = len(results)
+    for j, (_, parent) in enumerate(q.extras):
+        df = len(counts[j])
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for r in results:
+            tf = counts[j].get(id(r.c), 0)
+            if tf:
+                r.score += BACKOFF * q.weights[parent] * idf * _part(tf, r.c, st)
 
 
 class Result:
@@ -266,7 +273,15 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool) -
     chosen = cands if relaxed else strict
     results = [Result(c, score(c, st, q), [t for t, tf in zip(q.raw, c.tfs, strict=True) if tf], relaxed)
                for c in chosen]
-    results.sort(key=lambda r: (TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line))
+
+    def order(r):
+        return TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line
+
+    results.sort(key=order)
+    if q.extras:
+        results = results[:max(RERANK, limit)]
+        backoff(results, st, q)
+        results.sort(key=order)
     return results[:limit]
 
 
@@ -304,12 +319,24 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
             idx = index.Open(home, cfg, transcripts.session_files(home, cfg))
         except index.Unusable as e:
             warn(f"{e}; scanning the transcripts instead")
-    if idx is not None:
-        try:
-            found, stats = from_index(idx, queries, filters)
-            indexed_ids = {sid for _, sid in idx.plan.current.values()}
-        finally:
+    try:
+        found, stats = _search(home, cfg, queries, filters, idx, phrases, sieves, warn, note)
+        ranked = [rank(c, st, q, limit, tiers) if q.raw else []
+                  for c, st, q in zip(found, stats, queries, strict=True)]
+    finally:
+        if idx is not None:
             idx.close()
+    attach_text([r for rs in ranked for r in rs])
+    return ranked
+
+
+def _search(home, cfg, queries, filters, idx, phrases, sieves, warn, note):
+    """Candidates and statistics: the index's for what it covers, a scan's for the rest."""
+    from anima import transcripts
+
+    if idx is not None:
+        found, stats = from_index(idx, queries, filters)
+        indexed_ids = {sid for _, sid in idx.plan.current.values()}
         plan = idx.plan
         if note and plan.hot:
             note(f"index excludes {len(plan.hot)} sessions modified in the last {cfg['index.hot_minutes']} minutes "
@@ -319,12 +346,8 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
                  f"directly), {len(plan.missing)} gone; `anima index update` catches up")
         uncovered = (s for s in transcripts.scan(home, cfg, phrases, warn, paths=plan.uncovered)
                      if s.id not in indexed_ids)
-        found, stats = scan(uncovered, queries, filters, found, stats, sieves)
-    else:
-        found, stats = scan(transcripts.scan(home, cfg, phrases, warn), queries, filters, sieves=sieves)
-    ranked = [rank(c, st, q, limit, tiers) if q.raw else [] for c, st, q in zip(found, stats, queries, strict=True)]
-    attach_text([r for rs in ranked for r in rs])
-    return ranked
+        return scan(uncovered, queries, filters, found, stats, sieves)
+    return scan(transcripts.scan(home, cfg, phrases, warn), queries, filters, sieves=sieves)
 
 
 def snippet(text: str, terms: list[str], width: int) -> str:
