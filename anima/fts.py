@@ -34,9 +34,17 @@ def body(text: str) -> str:
     return text.translate(_SPACING)
 
 
+_TOKEN_IN_TEXT: re.Pattern | None = None
+
+
 def token_count(text: str) -> int:
-    """How many tokens a text has (letters and digits, each CJK character one): for lengths."""
-    return count_tokens(body(text))
+    """How many tokens a text has (letters and digits, each CJK character one): for lengths.
+    The same count as `count_tokens(body(text))`, in one pass over the text."""
+    global _TOKEN_IN_TEXT
+    if _TOKEN_IN_TEXT is None:
+        cjk = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)
+        _TOKEN_IN_TEXT = re.compile(f"(?![\\W_])[{cjk}]|[^\\W_{cjk}]+")  # (a CJK-range mark is no token)
+    return len(_TOKEN_IN_TEXT.findall(text))
 
 
 def count_tokens(spaced: str) -> int:

@@ -497,7 +497,9 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
             if session is None:
                 continue
             kept = [t for t in session.turns if _passes(t.text.lower().encode("utf-8"), phrases)]
-            scanned = Scanned(session.id, path, len(session.turns), _tokens(session.turns), kept)
+            known = summary.get(path, sig) if summary is not None else None  # just written: its totals
+            tokens = known["tokens"] if known else _tokens(session.turns)
+            scanned = Scanned(session.id, path, len(session.turns), tokens, kept)
         if scanned.id in first:
             warn(f"{path}: session {scanned.id} was already read from {first[scanned.id]}; file skipped")
             continue

@@ -246,3 +246,11 @@ def test_a_chinese_term_ranks_turns_sharing_more_of_its_characters_higher(run, h
     ])
     rows = [json.loads(x) for x in run("recall", "绿茶", "--json").stdout.splitlines()]
     assert [(x["line"], x["relaxed"]) for x in rows] == [(3, False), (2, False)]
+
+
+@pytest.mark.parametrize("text", ["Green-tea, 绿茶abc123 x_y café", "我每天早上都喝绿茶，下午喝咖啡。I drink",
+                                  "\ue000abc def", "  ", "ー・ヶ", "a・b", "「引用」ｔｅｓｔ", "한국어 텍스트"])
+def test_the_quick_token_count_is_the_bodys(text):
+    from anima import fts
+
+    assert fts.token_count(text) == fts.count_tokens(fts.body(text))
