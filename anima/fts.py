@@ -28,6 +28,8 @@ def body(text: str) -> str:
     """The text FTS5 tokenises: a space around each CJK character, private-use characters
     (tokens to FTS5, not to recall) made spaces. str.translate does it at C speed."""
     global _SPACING
+    if text.isascii():  # nothing to space: no CJK, no private use
+        return text
     if _SPACING is None:
         _SPACING = {o: f" {chr(o)} " for lo, hi in CJK_RANGES for o in range(lo, hi + 1)}
         _SPACING.update((o, " ") for o in range(0xE000, 0xF900))
