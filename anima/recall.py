@@ -306,13 +306,8 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     `note` takes what the user should know about how (the index's coverage)."""
     import os
 
-    from anima import fts, index, transcripts
+    from anima import index, transcripts
 
-    terms = list(dict.fromkeys(t for q in queries for t in q.raw))
-    words = sorted({tok for t in terms for tok in tokens(t) if tok.isascii()})
-    stems = fts.stems(words) if words else {}
-    phrases = [needles(t, stems) for t in terms]
-    sieves = [sieve(t, stems) for t in terms]
     idx = None
     if cfg["index.enabled"] and os.path.exists(index.path(home)):
         try:
@@ -320,7 +315,7 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
         except index.Unusable as e:
             warn(f"{e}; scanning the transcripts instead")
     try:
-        found, stats = _search(home, cfg, queries, filters, idx, phrases, sieves, warn, note)
+        found, stats = _search(home, cfg, queries, filters, idx, warn, note)
         ranked = [rank(c, st, q, limit, tiers) if q.raw else []
                   for c, st, q in zip(found, stats, queries, strict=True)]
     finally:
@@ -330,7 +325,21 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     return ranked
 
 
-def _search(home, cfg, queries, filters, idx, phrases, sieves, warn, note):
+class _Filters:
+    """What the scan looks for in raw bytes and text, made only when a scan happens (an index
+    that covers everything never needs the stems)."""
+
+    def __init__(self, queries: list[Query]):
+        from anima import fts
+
+        terms = list(dict.fromkeys(t for q in queries for t in q.raw))
+        words = sorted({tok for t in terms for tok in tokens(t) if tok.isascii()})
+        stems = fts.stems(words) if words else {}
+        self.phrases = [needles(t, stems) for t in terms]
+        self.sieves = [sieve(t, stems) for t in terms]
+
+
+def _search(home, cfg, queries, filters, idx, warn, note):
     """Candidates and statistics: the index's for what it covers, a scan's for the rest."""
     from anima import transcripts
 
@@ -344,10 +353,14 @@ def _search(home, cfg, queries, filters, idx, phrases, sieves, warn, note):
         if note and (plan.stale or plan.missing):
             note(f"index is stale: {len(plan.stale)} sessions changed or new since it was updated (scanned "
                  f"directly), {len(plan.missing)} gone; `anima index update` catches up")
-        uncovered = (s for s in transcripts.scan(home, cfg, phrases, warn, paths=plan.uncovered)
+        if not plan.uncovered:
+            return found, stats
+        f = _Filters(queries)
+        uncovered = (s for s in transcripts.scan(home, cfg, f.phrases, warn, paths=plan.uncovered)
                      if s.id not in indexed_ids)
-        return scan(uncovered, queries, filters, found, stats, sieves)
-    return scan(transcripts.scan(home, cfg, phrases, warn), queries, filters, sieves=sieves)
+        return scan(uncovered, queries, filters, found, stats, f.sieves)
+    f = _Filters(queries)
+    return scan(transcripts.scan(home, cfg, f.phrases, warn), queries, filters, sieves=f.sieves)
 
 
 def snippet(text: str, terms: list[str], width: int) -> str:
