@@ -141,7 +141,7 @@ TABLE_HELP = {
     "self": "The self layer: six blocks under self/blocks/.",
     "notes": "Self-notes: notes/notes.md, one first-person note per line.",
     "recall": "Transcripts and `anima recall`.",
-    "index": "The recall index: tokens and positions of the transcripts, never their text.",
+    "index": "The recall index: the transcripts' stemmed tokens and positions (as private as they are).",
     "facts": "Facts about the person: staged from transcripts, approved by a person.",
     "prompt": "What `anima prompt` prints every turn.",
     "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",

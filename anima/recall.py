@@ -314,10 +314,21 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
             idx = index.Open(home, cfg, transcripts.session_files(home, cfg))
         except index.Unusable as e:
             warn(f"{e}; scanning the transcripts instead")
-    try:
+    import sqlite3
+
+    def answer(idx):
         found, stats = _search(home, cfg, queries, filters, idx, warn, note)
-        ranked = [rank(c, st, q, limit, tiers) if q.raw else []
-                  for c, st, q in zip(found, stats, queries, strict=True)]
+        return [rank(c, st, q, limit, tiers) if q.raw else [] for c, st, q in zip(found, stats, queries, strict=True)]
+
+    try:
+        ranked = answer(idx)
+    except sqlite3.DatabaseError as e:  # damage deeper than opening it showed
+        if idx is None:
+            raise
+        warn(f"{index.path(home)}: not a usable index ({e}); scanning the transcripts instead")
+        idx.close()
+        idx = None
+        ranked = answer(None)
     finally:
         if idx is not None:
             idx.close()

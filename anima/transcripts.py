@@ -578,7 +578,8 @@ SUMMARY = "summary.json"
 
 
 class _Summary:
-    """cache/sessions/summary.json: {path: {sig, id, format, delegated, turns, chars, warnings}}."""
+    """cache/sessions/summary.json: {path: {sig, id, format, delegated, turns, tokens, warnings,
+    escaped}}."""
 
     def __init__(self, path: str):
         self.path = path

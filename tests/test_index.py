@@ -265,3 +265,16 @@ def test_the_first_update_builds_the_index(run, home):
     generate(home, 8, sessions=3)
     assert run("index", "update").exit_code == 0
     assert json.loads(run("index", "status", "--json").stdout)["indexed"] == 3
+
+
+def test_damage_deep_inside_the_index_also_falls_back_to_a_scan(run, indexed, home):
+    qs = queries(1)
+    run("index", "off")
+    good = recall_batch(run, qs)
+    run("index", "on")
+    db = home / "index" / "recall.sqlite"
+    with open(db, "r+b") as f:  # lose the second half of the file, the header and schema intact
+        f.truncate(db.stat().st_size // 2)
+    r = run("recall", "--batch", "--limit", "1000", input=qs)
+    assert r.exit_code == 0 and r.stdout == good
+    assert "not a usable index" in r.stderr

@@ -13,7 +13,7 @@ def _cfg(home):
 
 @click.group("index")
 def cli():
-    """The recall index: tokens and positions of the transcripts, never their text.
+    """The recall index: the transcripts' stemmed tokens and their positions, not their text.
 
     With the index on, `anima recall` answers from it for every session it covers and
     scans the rest (hot sessions, modified in the last index.hot_minutes; stale ones,

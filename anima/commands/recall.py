@@ -26,7 +26,7 @@ def parse_since(value: str | None) -> float | None:
 @click.option("--who", type=click.Choice(["user", "me", "delegated"]), help="Only the user's, my or delegated turns.")
 @click.option("--no-tiers", is_flag=True, help="Rank by score alone, not the user's words first.")
 @click.option("--json", "as_json", is_flag=True,
-              help="NDJSON: session, line, date, who, text, score, terms, relaxed.")
+              help="NDJSON: session, line, date, who, text, score, terms, relaxed, path.")
 @click.option("--batch", is_flag=True, help="One query per stdin line; NDJSON out, each result with `query`.")
 @click.option("--facts", "in_facts", is_flag=True,
               help="Search the approved facts instead: ID, approved, tags, text (never retired ones).")
