@@ -32,7 +32,7 @@ _START = calendar.timegm((2026, 1, 5, 0, 0, 0))  # 2026-01-05T00:00:00Z
 
 # --- the source utterances ------------------------------------------------------------------
 
-def _records(path: str):
+def records(path: str):
     """The JSON values of a file that is either one JSON document or JSON Lines."""
     with open(path, encoding="utf-8") as f:
         raw = f.read()
@@ -74,7 +74,7 @@ def load_utterances(root: str = MADIAL) -> tuple[list[str], list[str]]:
     for lang in ("en", "ch"):
         seen: dict[str, None] = {}
         for path in sorted(glob.glob(os.path.join(root, lang, "*.json"))):
-            for record in _records(path):
+            for record in records(path):
                 for s in _strings(record):
                     s = _clean(s)
                     if len(s) >= 2:

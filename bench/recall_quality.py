@@ -45,7 +45,8 @@ all user turns, the 3 keywords of the last user turn rarest in the archive); ani
 pass run in this process with its ranking step replaced (AND then filled up with OR, OR
 only, most distinct terms first); and BM25 with one change at a time (length in characters
 as anima counts it, a light English stemmer, CJK characters as extra terms at half weight,
-repeated query words saturated) and all of them together.
+repeated query words saturated) and all of them together (anima now does all four; the
+rows show what each is worth on its own).
 """
 
 import argparse
@@ -63,6 +64,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import quality_corpus  # noqa: E402
+from corpus import records  # noqa: E402
 
 from anima.recall import is_cjk, tokens  # noqa: E402
 
@@ -231,17 +233,6 @@ def clean_env(home: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMA_")}
     env["ANIMA_HOME"] = home
     return env
-
-
-def records(path: str) -> list:
-    """The JSON values of a file that is one JSON document or JSON Lines."""
-    with open(path, encoding="utf-8") as f:
-        raw = f.read()
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        return [json.loads(line) for line in raw.splitlines() if line.strip()]
-    return value if isinstance(value, list) else [value]
 
 
 def madial_text(d: dict, mode: str) -> str:
