@@ -176,13 +176,20 @@ def _cold(sig, now_ns: int, hot_minutes: int) -> bool:
 def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None) -> Plan:
     now_ns = time.time_ns() if now_ns is None else now_ns
     known = {p: (i, s, sid) for i, p, s, sid in con.execute("SELECT id, path, sig, session FROM files")}
+    hot_before = now_ns - hot_minutes * 60 * 1_000_000_000
     result = Plan()
-    for p in files:
-        sig = fs.signature(p)
-        if not _cold(sig, now_ns, hot_minutes):
+    for p in files:  # a stat a file, every query: kept to the bare minimum
+        try:
+            st = os.stat(p)
+        except OSError:
+            result.hot.append(p)  # vanishing as we look: leave it to the scan
+            continue
+        if st.st_mtime_ns > hot_before:
             result.hot.append(p)
-        elif p in known and known[p][1] == _sig(sig):
-            result.current[p] = (known[p][0], known[p][2])
+            continue
+        entry = known.get(p)
+        if entry is not None and entry[1] == f"{st.st_mtime_ns},{st.st_size},{st.st_ino},{st.st_ctime_ns}":
+            result.current[p] = (entry[0], entry[2])
         else:
             result.stale.append(p)
     result.missing = sorted(set(known) - set(files))

@@ -157,6 +157,7 @@ def _walk(top: str, found: set, seen_dirs: set) -> None:
         entries = list(os.scandir(top))
     except OSError:
         return
+    same = real == top  # no symlink on the way: an entry's path is already real
     for entry in entries:
         if entry.name.startswith("."):
             continue
@@ -164,7 +165,10 @@ def _walk(top: str, found: set, seen_dirs: set) -> None:
             if entry.is_dir():
                 _walk(entry.path, found, seen_dirs)
             elif entry.name.endswith(SUFFIXES) and entry.is_file():
-                found.add(os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real, entry.name))
+                if entry.is_symlink():
+                    found.add(os.path.realpath(entry.path))
+                else:
+                    found.add(entry.path if same else os.path.join(real, entry.name))
         except OSError:
             continue
 
