@@ -93,8 +93,7 @@ def _read_file(args):
             data = f.read()
         if data.endswith(b"\n"):  # a later append continues after these lines; else read it all again
             size, lines = len(data), data.count(b"\n")
-    rows = [(line, ts, WHO.index(who), fts.count_tokens(b), b)
-            for line, ts, who, text in entry["turns"] for b in (fts.body(text),)]
+    rows = [(line, ts, WHO.index(who), fts.body(text)) for line, ts, who, text in entry["turns"]]
     return path, sig, {"id": entry["id"], "format": entry["format"], "delegated": entry["delegated"],
                        "rows": rows, "size": size, "lines": lines,
                        "tail": _tail_hash(path, size) if size else ""}, warnings
@@ -121,8 +120,7 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
         turn = transcripts._turn(obj, fmt, delegated) if isinstance(obj, dict) else None
         if turn is not None:
             who, text, ts = turn
-            b = fts.body(text)
-            rows.append((number, mtime if ts is None else ts, WHO.index(who), fts.count_tokens(b), b))
+            rows.append((number, mtime if ts is None else ts, WHO.index(who), fts.body(text)))
     new_size = size + end
     return {"rows": rows, "size": new_size, "lines": lines + data.count(b"\n", 0, end),
             "tail": _tail_hash(path, new_size)}
@@ -135,19 +133,24 @@ def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
     rows = got["rows"]
     if file_id is None:
         cur = con.execute("INSERT INTO files(path, sig, session, format, delegated, turns, tokens, size, lines, tail) "
-                          "VALUES(?,?,?,?,?,?,?,?,?,?)",
+                          "VALUES(?,?,?,?,?,?,0,?,?,?)",
                           (path, _sig(sig), got["id"], got["format"], int(got["delegated"]), len(rows),
-                           sum(r[3] for r in rows), got["size"], got["lines"], got["tail"]))
+                           got["size"], got["lines"], got["tail"]))
         file_id = cur.lastrowid
     else:
-        con.execute("UPDATE files SET sig=?, turns=turns+?, tokens=tokens+?, size=?, lines=?, tail=? WHERE id=?",
-                    (_sig(sig), len(rows), sum(r[3] for r in rows), got["size"], got["lines"], got["tail"],
-                     file_id))
+        con.execute("UPDATE files SET sig=?, turns=turns+?, size=?, lines=?, tail=? WHERE id=?",
+                    (_sig(sig), len(rows), got["size"], got["lines"], got["tail"], file_id))
+    if not rows:
+        return
     # rowids past every FTS5 row ever written: a retired file's dead rows keep theirs
-    first = (con.execute("SELECT max(id) FROM f_docsize").fetchone()[0] or 0) + 1 if rows else 0
+    first = (con.execute("SELECT max(id) FROM f_docsize").fetchone()[0] or 0) + 1
     con.executemany("INSERT INTO turns(id, file, line, ts, who) VALUES(?,?,?,?,?)",
-                    [(first + i, file_id, line, ts, who) for i, (line, ts, who, _, _) in enumerate(rows)])
-    con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(first + i, r[4]) for i, r in enumerate(rows)])
+                    [(first + i, file_id, line, ts, who) for i, (line, ts, who, _) in enumerate(rows)])
+    con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(first + i, r[3]) for i, r in enumerate(rows)])
+    # the file's length in tokens as FTS5 counted them (recall.scan counts them the same way)
+    tokens = sum(fts.varints(sz)[0] for (sz,) in con.execute(
+        "SELECT sz FROM f_docsize WHERE id BETWEEN ? AND ?", (first, first + len(rows) - 1)))
+    con.execute("UPDATE files SET tokens=tokens+? WHERE id=?", (tokens, file_id))
 
 
 class Plan:
