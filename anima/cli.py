@@ -30,6 +30,8 @@ COMMANDS = {
     "tools": ("anima.commands.tools:tools", "The agent's tools as OpenAI function-calling schemas."),
     "call": ("anima.commands.tools:call", "Run one agent tool: arguments JSON on stdin, result JSON out."),
     "index": ("anima.commands.index:cli", "The recall index: rebuild, update, status, on, off, verify."),
+    "say": ("anima.commands.pipeline:say", "Put an event in the inbox: what someone said, or any event."),
+    "preprocess": ("anima.commands.pipeline:preprocess", "Move waiting events into message_queue, one envelope."),
     "session": ("anima.commands.session:cli", "Record turns for hosts that keep no transcripts of their own."),
     "prompt": ("anima.commands.prompt:cli", "Print the system-prompt injection for this turn."),
 }

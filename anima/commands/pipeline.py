@@ -1,0 +1,54 @@
+"""Pool B from the command line: `anima say` (events in) and `anima preprocess`."""
+
+import click
+
+from anima.commands._io import out, read_input
+
+
+@click.command("say")
+@click.argument("text", nargs=-1)
+@click.option("--speaker", metavar="NAME", help="Who said it (needed for TEXT).")
+@click.option("--scene", metavar="S", help="Where it was said.")
+@click.option("--json", "as_json", metavar="FILE", is_flag=False, flag_value="-", default=None,
+              help="Read events as JSON from FILE (`-`: stdin): one object, or NDJSON of many.")
+@click.pass_obj
+def say(home, text, speaker, scene, as_json):
+    """Put an event in the inbox: what someone said, or any event as JSON. Prints its id.
+
+    `anima say TEXT --speaker NAME [--scene S]` is a message. `anima say --json [FILE]`
+    takes one event object, or NDJSON of many: each the payload of what happened; a message
+    needs "text" and "speaker"; "source_type" (message, system, action), "trace_id" and
+    "ttl_sec" go into the envelope. Invalid JSON or a missing field: exit 65, one line
+    naming the line, and nothing written, not even the valid ones.
+    """
+    from anima import pipeline
+    from anima.errors import UsageError
+
+    if as_json is not None:
+        if text or speaker or scene:
+            raise UsageError("--json reads whole events; give no TEXT, --speaker or --scene")
+        raw = read_input(as_json, 16 * 1024 * 1024, "say --json", "on stdin or as --json FILE")
+        events = pipeline.parse_events(raw, "stdin" if as_json == "-" else as_json, "say")
+    else:
+        if not text or speaker is None:
+            raise UsageError("say TEXT --speaker NAME (or --json)")
+        obj = {"text": " ".join(text), "speaker": speaker}
+        if scene is not None:
+            obj["scene"] = scene
+        events = [pipeline.event(obj, "say", "say")]
+    for eid in pipeline.say(home, events):
+        out(eid + "\n")
+
+
+@click.command("preprocess")
+@click.pass_obj
+def preprocess(home):
+    """Move every waiting event into message_queue, each in the same envelope.
+
+    From inbox/pending, inbox/system and rhythm/triggers, oldest first; a malformed file goes
+    to dead_letter/ beside a .reason file, the rest still flow. Silent on success; run it
+    from cron through `anima tick`, or after `anima say`.
+    """
+    from anima import pipeline
+
+    pipeline.preprocess(home)

@@ -1,0 +1,137 @@
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import snapshot
+
+
+def queue(home, *parts):
+    d = home.joinpath("pipeline", *parts)
+    return sorted(p.name for p in d.iterdir() if p.suffix == ".json") if d.exists() else []
+
+
+def msgs(home):
+    d = home / "pipeline" / "message_queue"
+    return [json.loads((d / n).read_text()) for n in queue(home, "message_queue")]
+
+
+def test_say_then_preprocess(run, home):
+    r = run("say", "今天天气真好", "--speaker", "Alice", "--scene", "群聊")
+    assert r.exit_code == 0 and r.stdout.startswith("event_") and r.stderr == ""
+    [event] = queue(home, "inbox", "pending")
+    assert event == r.stdout.strip() + ".json"
+    assert run("preprocess").exit_code == 0
+    assert queue(home, "inbox", "pending") == []
+    assert queue(home, "inbox", "pending", "done") == [event]
+    [m] = msgs(home)
+    assert m["envelope"]["source_type"] == "message" and m["envelope"]["source_node"] == "preprocess"
+    assert m["payload"]["text"] == "今天天气真好" and m["payload"]["speaker"] == "Alice"
+    assert m["payload"]["event"] == event[:-5]
+
+
+def test_json_events_carry_their_trace_and_type(run, home):
+    lines = [{"text": "hi", "speaker": "Bob"},
+             {"source_type": "action", "command": "reply", "ok": True, "trace_id": "trace_abc"}]
+    r = run("say", "--json", input="".join(json.dumps(x) + "\n" for x in lines))
+    assert r.exit_code == 0 and len(r.stdout.splitlines()) == 2
+    run("preprocess")
+    by_type = {m["envelope"]["source_type"]: m for m in msgs(home)}
+    assert by_type["action"]["envelope"]["trace_id"] == "trace_abc"
+    assert by_type["action"]["payload"]["command"] == "reply"
+    assert "source_type" not in by_type["action"]["payload"]
+
+
+@pytest.mark.parametrize("stdin, message", [
+    ('{"text": "hi"}', "anima: stdin: a message needs \"speaker\" (a non-empty string)\n"),
+    ('{"text": "hi", "speaker": "a"}\n{oops\n', None),
+    ('{"text": "hi", "speaker": "a"}\n{"text": "x", "speaker": "b", "source_type": "gossip"}\n', None),
+    ("[1, 2]", None),
+    ("", "anima: stdin: no event\n"),
+])
+def test_bad_input_writes_nothing(run, home, stdin, message):
+    run("init")
+    before = snapshot(home)
+    r = run("say", "--json", input=stdin)
+    assert r.exit_code == 65 and len(r.stderr.splitlines()) == 1
+    if message:
+        assert r.stderr == message
+    assert snapshot(home) == before
+
+
+def test_ndjson_error_names_the_line(run, home):
+    r = run("say", "--json", input='{"text": "a", "speaker": "b"}\n\n{"text": 1, "speaker": "c"}\n')
+    assert r.stderr == "anima: stdin:3: a message needs \"text\" (a non-empty string)\n"
+
+
+def test_a_malformed_file_is_dead_lettered_and_the_rest_flow(run, home):
+    run("say", "first", "--speaker", "a")
+    pending = home / "pipeline" / "inbox" / "pending"
+    (pending / "event_00000000000000000000broken.json").write_text("{not json")
+    run("say", "second", "--speaker", "b")
+    assert run("preprocess").exit_code == 0
+    assert sorted(m["payload"]["text"] for m in msgs(home)) == ["first", "second"]
+    dead = home / "pipeline" / "dead_letter"
+    reason = json.loads((dead / "event_00000000000000000000broken.json.reason").read_text())
+    assert reason["by"] == "anima preprocess" and "not valid JSON" in reason["why"]
+
+
+def test_a_crash_after_delivering_never_duplicates(run, home):
+    """Preprocess delivered the message, then died before finishing its event: the recovered
+    event is finished, not delivered again."""
+    from anima import pipeline, queues
+    from anima.home import Home
+
+    run("say", "once", "--speaker", "a")
+    h = Home(str(home))
+    inbox = queues.Queue(h, "pending")
+    [name] = inbox.ready()
+    path = inbox.claim(name)
+    doc = inbox.read(path)
+    msg = queues.envelope("message", "preprocess", doc["payload"], "msg", doc["envelope"]["trace_id"])
+    msg["envelope"]["id"] = "msg_" + name[: -len(".json")].split("_", 1)[1]
+    queues.Queue(h, "message").deliver(msg)  # ...and the process dies here
+    inbox.recover(0)
+    pipeline.preprocess(h)
+    assert [m["payload"]["text"] for m in msgs(home)] == ["once"]
+    assert queue(home, "inbox", "pending") == []
+
+
+def test_producers_and_consumers_racing(anima_bin, home):
+    env = {**os.environ, "ANIMA_HOME": str(home)}
+    producers = [subprocess.Popen(
+        ["bash", "-c", f'for i in $(seq 1 12); do "{anima_bin}" say "p{p}-$i" --speaker p{p} >/dev/null; done'],
+        env=env) for p in range(8)]
+    consumers = [subprocess.Popen(["bash", "-c", f'for i in $(seq 1 25); do "{anima_bin}" preprocess; done'], env=env)
+                 for _ in range(2)]
+    for p in producers + consumers:
+        assert p.wait(timeout=300) == 0
+    subprocess.run([anima_bin, "preprocess"], env=env, check=True)
+    texts = sorted(m["payload"]["text"] for m in msgs(home))
+    assert texts == sorted(f"p{p}-{i}" for p in range(8) for i in range(1, 13))  # each exactly once
+    left = [p for q in ("inbox/pending", "message_queue") for part in ("tmp", "cur")
+            for p in (home / "pipeline" / q / part).glob("*")]
+    assert left == []
+
+
+def test_kill_9_preprocess_loses_and_duplicates_nothing(anima_bin, home):
+    env = {**os.environ, "ANIMA_HOME": str(home)}
+    events = "".join(json.dumps({"text": f"e{i}", "speaker": "s"}) + "\n" for i in range(60))
+    subprocess.run([anima_bin, "say", "--json"], input=events, text=True, env=env, check=True, capture_output=True)
+    rng = random.Random(9)
+    for _ in range(10):
+        p = subprocess.Popen([anima_bin, "preprocess"], env=env)
+        time.sleep(rng.uniform(0.03, 0.15))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    from anima import pipeline, queues
+    from anima.home import Home
+
+    queues.Queue(Home(str(home)), "pending").recover(0)  # as a later run would, after the claim timeout
+    pipeline.preprocess(Home(str(home)))
+    texts = sorted(m["payload"]["text"] for m in msgs(home))
+    assert texts == sorted(f"e{i}" for i in range(60))
