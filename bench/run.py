@@ -4,7 +4,7 @@ The machine is shared and noisy: every figure is a median of interleaved runs, a
 ratios are meant to be compared across runs. Targets (issue 2): `anima prompt` with a warm
 cache at most 1.5x, `anima --help` at most 2x (issue 2); `anima note add` and `anima prompt`
 with 40 notes at most 1.5x each, duplicate detection against 1,000 notes under 20 ms inside
-the process (issue 3).
+the process (issue 3); `anima preprocess` at most 3 ms per event (issue 6).
 """
 
 import os
@@ -95,9 +95,27 @@ def main() -> int:
         print(line)
     ok = dup_ms < 20
     failed |= not ok
+    per_event = preprocess_ms_per_event()
+    ok_pre = per_event <= 3
+    failed |= not ok_pre
+    print(f"{'preprocess, per event (1,000)':28} {per_event:7.2f} ms   (target <= 3 ms) {'ok' if ok_pre else 'OVER'}")
     verdict = "ok" if ok else "OVER"
     print(f"{'duplicate check, 1,000 notes':28} {dup_ms:7.1f} ms   in process (target < 20 ms) {verdict}")
     return 1 if failed else 0
+
+
+def preprocess_ms_per_event(n: int = 1000) -> float:
+    """1,000 events said in one process, then one `anima preprocess`: its time per event."""
+    import json
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "ANIMA_HOME": os.path.join(tmp, "home")}
+        events = "".join(json.dumps({"text": f"event {i}", "speaker": "bench"}) + "\n" for i in range(n))
+        subprocess.run([ANIMA, "say", "--json"], input=events, text=True, env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        start = time.perf_counter()
+        subprocess.run([ANIMA, "preprocess"], env=env, check=True)
+        return (time.perf_counter() - start) * 1000 / n
 
 
 WORDS = ("patient", "brief", "careful", "curious", "plain", "slow", "direct", "warm", "exact", "calm",
