@@ -135,3 +135,29 @@ def test_kill_9_preprocess_loses_and_duplicates_nothing(anima_bin, home):
     pipeline.preprocess(Home(str(home)))
     texts = sorted(m["payload"]["text"] for m in msgs(home))
     assert texts == sorted(f"e{i}" for i in range(60))
+
+
+def test_queue_ls_show_retry_purge(run, home):
+    run("say", "good", "--speaker", "a")
+    pending = home / "pipeline" / "inbox" / "pending"
+    (pending / "event_00000000000000000000broken.json").write_text("{not json")
+    run("preprocess")
+    dead = run("queue", "ls", "dead").stdout.splitlines()
+    assert len(dead) == 1 and dead[0].startswith("event_00000000000000000000broken.json\t")
+    assert "\tpending\t" in dead[0] and "not valid JSON" in dead[0]
+    assert run("queue", "show", "dead", "event_00000000000000000000broken.json").stdout.startswith("{not json\n")
+    [m] = run("queue", "ls", "message", "-0").stdout.split("\0")[:-1]
+    assert json.loads(run("queue", "show", "message", m).stdout)["payload"]["text"] == "good"
+    # mend it by hand, then retry: it flows
+    (home / "pipeline" / "dead_letter" / "event_00000000000000000000broken.json").write_text(
+        json.dumps({"envelope": {"id": "event_00000000000000000000broken", "trace_id": "t", "timestamp":
+                                 "2026-11-30T00:00:00Z", "source_node": "x", "source_type": "message",
+                                 "ttl_sec": None}, "payload": {"text": "mended", "speaker": "me"}}))
+    assert run("queue", "retry", "event_00000000000000000000broken.json").exit_code == 0
+    run("preprocess")
+    assert sorted(m["payload"]["text"] for m in msgs(home)) == ["good", "mended"]
+    assert len(list((home / "pipeline" / "dead_letter" / "retried").iterdir())) == 1
+    assert run("queue", "retry", "nope.json").exit_code == 1
+    assert run("queue", "purge", "pending").exit_code == 2
+    assert run("queue", "purge", "pending", "--yes").exit_code == 0
+    assert queue(home, "inbox", "pending", "done") == []

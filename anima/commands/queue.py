@@ -1,0 +1,134 @@
+"""`anima queue`: look into Pool B's queues and replay what went to dead_letter/."""
+
+import json
+import os
+import sys
+
+import click
+
+from anima.commands._io import json_option, out, out_json, warn
+from anima.errors import NotFound, UsageError
+
+NAMES = ("pending", "system", "message", "action", "rhythm", "dead")
+
+
+def _dir(home, name):
+    from anima import queues
+
+    return home.path("pipeline", queues.DEAD) if name == "dead" else queues.Queue(home, name).dir
+
+
+def _files(directory):
+    try:
+        return sorted(n for n in os.listdir(directory) if n.endswith(".json") and not n.startswith("."))
+    except FileNotFoundError:
+        return []
+
+
+def _load(path):
+    try:
+        with open(path, "rb") as f:
+            return json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+@click.group("queue")
+def cli():
+    """Look into Pool B's queues: pending, system, message, action, rhythm, dead.
+
+    `dead` is pipeline/dead_letter/, where each file lies beside a .reason saying what,
+    why, when and by which command; `retry` puts dead letters back where they came from.
+    """
+
+
+@cli.command("ls")
+@click.argument("queue", type=click.Choice(NAMES))
+@json_option("NDJSON: name, and the envelope (or, for dead, the reason).")
+@click.option("-0", "nul", is_flag=True, help="Print only the names, each ended by NUL.")
+@click.pass_obj
+def ls(home, queue, as_json, nul):
+    """List the files waiting in QUEUE, oldest first: NAME, time, type, and for dead the reason."""
+    directory = _dir(home, queue)
+    for name in _files(directory):
+        if nul:
+            out(name + "\0")
+            continue
+        if queue == "dead":
+            reason = _load(os.path.join(directory, name + ".reason")) or {}
+            if as_json:
+                out_json({"name": name, "reason": reason})
+            else:
+                out(f"{name}\t{reason.get('when', '-')}\t{reason.get('queue', '-')}\t{reason.get('why', '-')}\n")
+            continue
+        env = (_load(os.path.join(directory, name)) or {}).get("envelope") or {}
+        if as_json:
+            out_json({"name": name, "envelope": env})
+        else:
+            out(f"{name}\t{env.get('timestamp', '-')}\t{env.get('source_type', '-')}\t{env.get('trace_id', '-')}\n")
+
+
+@cli.command("show")
+@click.argument("queue", type=click.Choice(NAMES))
+@click.argument("name")
+@click.pass_obj
+def show(home, queue, name):
+    """Print file NAME of QUEUE as it is (for dead, its .reason after it)."""
+    from anima import fs
+
+    if "/" in name or name.startswith("."):
+        raise UsageError(f"{name!r} is not a file name in a queue")
+    directory = _dir(home, queue)
+    text = fs.read_text(os.path.join(directory, name))
+    if text is None:
+        raise NotFound(f"no {name} in {queue}")
+    out(text if text.endswith("\n") else text + "\n")
+    if queue == "dead":
+        reason = fs.read_text(os.path.join(directory, name + ".reason"))
+        if reason:
+            out(reason if reason.endswith("\n") else reason + "\n")
+
+
+@cli.command("retry")
+@click.argument("names", nargs=-1, required=True, metavar="NAME...")
+@click.pass_obj
+def retry(home, names):
+    """Put dead letters back in the queue they came from; their reasons move to
+    dead_letter/retried/ (kept, never deleted)."""
+    from anima import clock, fs, queues
+
+    dead = home.path("pipeline", queues.DEAD)
+    for name in names:
+        if "/" in name or name.startswith(".") or not os.path.exists(os.path.join(dead, name)):
+            raise NotFound(f"no dead letter {name}; `anima queue ls dead` lists them")
+    for name in names:
+        reason = _load(os.path.join(dead, name + ".reason")) or {}
+        if reason.get("queue") not in queues.QUEUES:
+            raise UsageError(f"{name}: its reason names no queue to go back to")
+    for name in names:
+        reason_path = os.path.join(dead, name + ".reason")
+        reason = _load(reason_path)
+        target = queues.Queue(home, reason["queue"])
+        kept = os.path.join(fs.ensure_dir(os.path.join(dead, "retried")), f"{name}.reason.{clock.iso(clock.now())}")
+        os.replace(reason_path, kept)
+        os.replace(os.path.join(dead, name), os.path.join(fs.ensure_dir(target.dir), name))
+        warn(f"{name}: back in {reason['queue']}")
+
+
+@cli.command("purge")
+@click.argument("queue", type=click.Choice(NAMES))
+@click.option("--yes", is_flag=True, help="Do not ask; needed when stdin is not a terminal.")
+@click.pass_obj
+def purge(home, queue, yes):
+    """Delete what is finished with: QUEUE's done/ files, or for dead every dead letter and
+    its reason. Nothing waiting is ever touched."""
+    directory = _dir(home, queue) if queue == "dead" else os.path.join(_dir(home, queue), "done")
+    victims = [n for n in (os.listdir(directory) if os.path.isdir(directory) else [])
+               if os.path.isfile(os.path.join(directory, n)) and not n.startswith(".")]
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError(f"refusing to delete {len(victims)} files without --yes (stdin is not a terminal)")
+        if not click.confirm(f"Delete {len(victims)} files from {directory}?", err=True):
+            return
+    for n in victims:
+        os.unlink(os.path.join(directory, n))
