@@ -7,6 +7,7 @@ it is never "repaired" by writing defaults over it.
 
 import json
 import os
+import re
 
 from anima import fs
 from anima.errors import ConfigError, UsageError
@@ -44,6 +45,14 @@ class Setting:
         elif self.kind == "words":
             if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
                 raise ConfigError(f"{key}: must be a list of non-empty strings, not {_show(value)}")
+        elif self.kind == "commands":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{key}: must be a table of command = [argv, ...], not {_show(value)}")
+            for name, argv in value.items():
+                if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) or ".." in name:
+                    raise ConfigError(f"{key}: {name!r} is not a plain command name")
+                if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and a for a in argv):
+                    raise ConfigError(f"{key}.{name}: must be a non-empty list of strings (an argv, no shell)")
         elif self.kind == "filename":
             if not isinstance(value, str) or not value or "/" in value or value in (".", "..") or "\0" in value:
                 raise ConfigError(f"{key}: must be a plain file name (no '/'), not {_show(value)}")
@@ -66,6 +75,11 @@ class Setting:
             value = words[raw.strip().lower()]
         elif self.kind in ("list", "words"):
             value = [part.strip() for part in raw.split(",") if part.strip()]
+        elif self.kind == "commands":
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                raise ConfigError(f'{key}: give a JSON object, e.g. {{"reply": ["notify-send", "{{text}}"]}}') from None
         return self.check(value, key)
 
 
@@ -115,6 +129,9 @@ SETTINGS: dict[str, Setting] = {
         3, "Approved facts a tag needs before `anima habits` suggests it as a habit.", "int", 1, 1000),
     "facts.profile": Setting(
         True, "Whether `anima prompt` prints the profile (about the person); `anima profile on|off`.", "bool"),
+    "dispatch.commands": Setting(
+        {}, "Commands `anima dispatch` may run besides its built-ins: name = [argv, ...], never "
+        "through a shell; {param} in an argument is replaced by that action parameter.", "commands"),
     "prompt.sections": Setting(
         list(SECTION_NAMES), "Sections `anima prompt` prints, from: " + ", ".join(SECTION_NAMES)
         + ". They always appear in this order.", "list", choices=SECTION_NAMES),
@@ -143,6 +160,7 @@ TABLE_HELP = {
     "recall": "Transcripts and `anima recall`.",
     "index": "The recall index: the transcripts' stemmed tokens and positions (as private as they are).",
     "facts": "Facts about the person: staged from transcripts, approved by a person.",
+    "dispatch": "What `anima dispatch` does with actions.",
     "prompt": "What `anima prompt` prints every turn.",
     "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",
 }
@@ -173,6 +191,9 @@ def render_default(lang: str | None = None) -> str:
             table = tname
             out += ["", f"# {TABLE_HELP[tname]}", f"[{tname}]"]
         out += textwrap.wrap(setting.help, 88, initial_indent="# ", subsequent_indent="# ")
+        if setting.kind == "commands":  # a table of its own, so that a person can add lines under it
+            out += [f"[{key}]", '# reply = ["notify-send", "anima", "{text}"]']
+            continue
         value = lang if key == "core.lang" and lang else setting.default
         out.append(f"{name} = {toml_value(value)}")
     return "\n".join(out) + "\n"
@@ -201,7 +222,7 @@ def _flatten(table: dict, prefix: str = "") -> dict:
     flat = {}
     for name, value in table.items():
         key = f"{prefix}{name}"
-        if isinstance(value, dict):
+        if isinstance(value, dict) and key not in SETTINGS:
             flat.update(_flatten(value, key + "."))
         else:
             flat[key] = value

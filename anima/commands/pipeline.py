@@ -52,3 +52,20 @@ def preprocess(home):
     from anima import pipeline
 
     pipeline.preprocess(home)
+
+
+@click.command("dispatch")
+@click.pass_obj
+def dispatch(home):
+    """Carry out the actions waiting in action_queue; each result becomes an inbox event.
+
+    Built in: diary.write {text}, state.update {text}, note.add {text}, memory.write {topic,
+    text}. Any other command runs only from [dispatch.commands] (an argv, {param} filled in,
+    never a shell) or an executable hooks/NAME (the action JSON on stdin). Unknown or failing:
+    dead_letter/ with the reason. A journal keeps a re-run after a crash from doing anything
+    twice. Silent on success.
+    """
+    from anima import config
+    from anima import dispatch as dispatching
+
+    dispatching.dispatch(home, config.load(home.config))

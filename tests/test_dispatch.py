@@ -1,0 +1,140 @@
+import json
+import os
+import stat
+
+import pytest
+
+from anima import dispatch, queues
+from anima.home import Home
+
+
+def act(home, command, params, trace="trace_t1"):
+    return queues.Queue(Home(str(home)), "action").deliver(dispatch.action(command, params, trace))
+
+
+def events(home):
+    d = home / "pipeline" / "inbox" / "pending"
+    return [json.loads(p.read_text()) for p in sorted(d.glob("*.json"))]
+
+
+def dead(home):
+    d = home / "pipeline" / "dead_letter"
+    return {p.name[: -len(".reason")]: json.loads(p.read_text()) for p in d.glob("*.reason")}
+
+
+@pytest.fixture
+def inited(run, home):
+    run("init", "--lang", "en")
+    return home
+
+
+def test_builtins_and_their_results(run, inited):
+    act(inited, "diary.write", {"text": "Today I learned to wait."})
+    act(inited, "state.update", {"text": "mood: calm"})
+    act(inited, "memory.write", {"topic": "about_alice", "text": "Alice likes rain."})
+    act(inited, "note.add", {"text": "I wait before I answer."})
+    r = run("dispatch", env={"ANIMA_NOW": "2026-11-30T21:05:00Z"})
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+    assert (inited / "self" / "diary" / "2026-11-30.md").read_text() == "## 21:05\n\nToday I learned to wait.\n\n"
+    assert (inited / "self" / "state.md").read_text() == "mood: calm\n"
+    assert (inited / "self" / "memories" / "about_alice.md").read_text() == "Alice likes rain.\n\n"
+    assert "I wait before I answer." in (inited / "notes" / "notes.md").read_text()
+    results = events(inited)
+    assert [(e["envelope"]["source_type"], e["envelope"]["trace_id"], e["payload"]["ok"]) for e in results] == \
+        [("action", "trace_t1", True)] * 4
+    assert sorted(e["payload"]["command"] for e in results) == sorted(dispatch.BUILTINS)
+
+
+def test_unknown_and_refused_actions_go_to_dead_letter(run, inited):
+    a = act(inited, "launch.rockets", {})
+    b = act(inited, "note.add", {"text": "I should write to alice@example.com."})
+    c = act(inited, "memory.write", {"topic": "../../etc/passwd", "text": "x"})
+    run("dispatch")
+    reasons = dead(inited)
+    assert "unknown command 'launch.rockets'" in reasons[a]["why"]
+    assert "private data" in reasons[b]["why"]
+    assert "is not a plain name" in reasons[c]["why"]
+    assert not (inited.parent / "etc").exists()
+    assert [e["payload"]["ok"] for e in events(inited)] == [False, False, False]
+
+
+def write_hook(home, name, body):
+    hooks = home / "hooks"
+    hooks.mkdir(exist_ok=True)
+    path = hooks / name
+    path.write_text(body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_a_hook_gets_the_action_as_inert_data(run, inited, tmp_path):
+    out = tmp_path / "got.json"
+    write_hook(inited, "reply", f"#!/bin/sh\ncat > {out}\n")
+    evil = "$(touch /tmp/anima-pwned); rm -rf ~"
+    act(inited, "reply", {"to": "Alice", "text": evil})
+    assert run("dispatch").exit_code == 0
+    got = json.loads(out.read_text())
+    assert got["payload"]["params"]["text"] == evil
+    assert not os.path.exists("/tmp/anima-pwned")
+    assert events(inited)[0]["payload"]["ok"] is True
+
+
+def test_a_hook_without_the_exec_bit_is_no_hook(run, inited):
+    path = write_hook(inited, "reply", "#!/bin/sh\nexit 0\n")
+    path.chmod(0o600)
+    name = act(inited, "reply", {})
+    run("dispatch")
+    assert name in dead(inited)
+
+
+def test_a_failing_hook_is_dead_lettered_with_its_message(run, inited):
+    write_hook(inited, "reply", "#!/bin/sh\necho 'no network' >&2\nexit 3\n")
+    name = act(inited, "reply", {})
+    run("dispatch")
+    assert dead(inited)[name]["why"].endswith("exited 3: no network")
+
+
+def test_an_argv_from_config_never_sees_a_shell(run, inited, tmp_path):
+    out = tmp_path / "argv.txt"
+    run("config", "set", "dispatch.commands",
+        json.dumps({"echo.to": ["/bin/sh", "-c", f'printf "%s" "$1" > {out}', "sh", "{text}"]}))
+    evil = "$(touch /tmp/anima-pwned2); `id`"
+    act(inited, "echo.to", {"text": evil})
+    run("dispatch")
+    assert out.read_text() == evil and not os.path.exists("/tmp/anima-pwned2")
+    act(inited, "echo.to", {})
+    run("dispatch")
+    assert any("needs params.text" in r["why"] for r in dead(inited).values())
+
+
+def test_a_crash_after_the_effect_never_applies_it_twice(run, inited):
+    from anima import config
+
+    h = Home(str(inited))
+    name = act(inited, "diary.write", {"text": "Only once."})
+    doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
+    journal = dispatch.Journal(h)
+    journal.mark(doc["envelope"]["id"], "begun")   # began...
+    dispatch.run_builtin(h, config.load(h.config), "diary.write", {"text": "Only once."}, False)  # ...applied...
+    # ...and died: the action is still waiting, its journal says begun
+    run("dispatch")
+    [diary] = (inited / "self" / "diary").iterdir()
+    assert diary.read_text().count("Only once.") == 1
+    run("dispatch")
+    assert diary.read_text().count("Only once.") == 1
+
+
+def test_a_hook_begun_before_a_crash_is_never_run_again(run, inited, tmp_path):
+    count = tmp_path / "count"
+    write_hook(inited, "ping", f"#!/bin/sh\necho x >> {count}\n")
+    name = act(inited, "ping", {})
+    doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
+    dispatch.Journal(Home(str(inited))).mark(doc["envelope"]["id"], "begun")
+    run("dispatch")
+    assert not count.exists()
+    assert "never run twice" in dead(inited)[name]["why"]
+
+
+def test_a_bad_argv_table_is_refused(run, inited):
+    assert run("config", "set", "dispatch.commands", '{"x": "not a list"}').exit_code == 78
+    assert run("config", "set", "dispatch.commands", '{"../x": ["a"]}').exit_code == 78
