@@ -69,8 +69,7 @@ class Journal:
 
 def _append_once(path: str, block: str, resumed: bool) -> None:
     """Append `block` unless this is a resumed action whose block is already there."""
-    existing = fs.read_text(path) or ""
-    if resumed and block in existing:
+    if resumed and block in (fs.read_text(path) or ""):
         return
     fs.append(path, block)
 

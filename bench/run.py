@@ -4,7 +4,7 @@ The machine is shared and noisy: every figure is a median of interleaved runs, a
 ratios are meant to be compared across runs. Targets (issue 2): `anima prompt` with a warm
 cache at most 1.5x, `anima --help` at most 2x (issue 2); `anima note add` and `anima prompt`
 with 40 notes at most 1.5x each, duplicate detection against 1,000 notes under 20 ms inside
-the process (issue 3); `anima preprocess` at most 3 ms per event (issue 6).
+the process (issue 3); `anima preprocess` at most 3 ms per event and `anima dispatch` 5 ms per built-in action (issue 6).
 """
 
 import os
@@ -99,6 +99,10 @@ def main() -> int:
     ok_pre = per_event <= 3
     failed |= not ok_pre
     print(f"{'preprocess, per event (1,000)':28} {per_event:7.2f} ms   (target <= 3 ms) {'ok' if ok_pre else 'OVER'}")
+    per_action = dispatch_ms_per_action()
+    ok_dis = per_action <= 5
+    failed |= not ok_dis
+    print(f"{'dispatch, per action (1,000)':28} {per_action:7.2f} ms   (target <= 5 ms) {'ok' if ok_dis else 'OVER'}")
     verdict = "ok" if ok else "OVER"
     print(f"{'duplicate check, 1,000 notes':28} {dup_ms:7.1f} ms   in process (target < 20 ms) {verdict}")
     return 1 if failed else 0
@@ -115,6 +119,24 @@ def preprocess_ms_per_event(n: int = 1000) -> float:
                        stdout=subprocess.DEVNULL)
         start = time.perf_counter()
         subprocess.run([ANIMA, "preprocess"], env=env, check=True)
+        return (time.perf_counter() - start) * 1000 / n
+
+
+def dispatch_ms_per_action(n: int = 1000) -> float:
+    """1,000 built-in actions (diary.write) waiting, then one `anima dispatch`: its time per action."""
+    with tempfile.TemporaryDirectory() as tmp:
+        home = os.path.join(tmp, "home")
+        env = {**os.environ, "ANIMA_HOME": home}
+        subprocess.run([ANIMA, "init"], env=env, check=True, capture_output=True)
+        subprocess.run([sys.executable, "-c", f"""
+from anima import dispatch, queues
+from anima.home import Home
+q = queues.Queue(Home({home!r}), "action")
+for i in range({n}):
+    q.deliver(dispatch.action("diary.write", {{"text": f"entry {{i}}"}}))
+"""], env=env, check=True)
+        start = time.perf_counter()
+        subprocess.run([ANIMA, "dispatch"], env=env, check=True)
         return (time.perf_counter() - start) * 1000 / n
 
 
