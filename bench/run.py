@@ -4,7 +4,8 @@ The machine is shared and noisy: every figure is a median of interleaved runs, a
 ratios are meant to be compared across runs. Targets (issue 2): `anima prompt` with a warm
 cache at most 1.5x, `anima --help` at most 2x (issue 2); `anima note add` and `anima prompt`
 with 40 notes at most 1.5x each, duplicate detection against 1,000 notes under 20 ms inside
-the process (issue 3); `anima preprocess` at most 3 ms per event and `anima dispatch` 5 ms per built-in action (issue 6).
+the process (issue 3); `anima preprocess` at most 3 ms per event and `anima dispatch` 5 ms
+per built-in action (issue 6).
 """
 
 import os
