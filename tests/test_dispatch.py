@@ -138,3 +138,34 @@ def test_a_hook_begun_before_a_crash_is_never_run_again(run, inited, tmp_path):
 def test_a_bad_argv_table_is_refused(run, inited):
     assert run("config", "set", "dispatch.commands", '{"x": "not a list"}').exit_code == 78
     assert run("config", "set", "dispatch.commands", '{"../x": ["a"]}').exit_code == 78
+
+
+def test_kill_9_dispatch_applies_nothing_twice_and_loses_nothing(anima_bin, inited):
+    import random
+    import signal
+    import subprocess
+    import time
+
+    env = {**os.environ, "ANIMA_HOME": str(inited)}
+    names = [act(inited, "diary.write", {"text": f"entry number {i}"}) for i in range(60)]
+    rng = random.Random(4)
+    for _ in range(10):
+        p = subprocess.Popen([anima_bin, "dispatch"], env=env)
+        time.sleep(rng.uniform(0.03, 0.12))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    h = Home(str(inited))
+    queues.Queue(h, "action").recover(0)  # as a later run does once the claims are old
+    from anima import config
+
+    dispatch.dispatch(h, config.load(h.config))
+    text = "".join(p.read_text() for p in (inited / "self" / "diary").iterdir())
+    assert all(text.count(f"entry number {i}\n") == 1 for i in range(60))
+    places = {}
+    for part in ("", "cur", "done"):
+        d = inited / "pipeline" / "action_queue" / part
+        for n in (d.glob("*.json") if d.exists() else []):
+            places.setdefault(n.name, []).append(part or "queue")
+    for n in (inited / "pipeline" / "dead_letter").glob("*.json"):
+        places.setdefault(n.name, []).append("dead")
+    assert {n: places.get(n) for n in names} == {n: ["done"] for n in names}
