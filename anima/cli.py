@@ -32,6 +32,7 @@ COMMANDS = {
     "index": ("anima.commands.index:cli", "The recall index: rebuild, update, status, on, off, verify."),
     "say": ("anima.commands.pipeline:say", "Put an event in the inbox: what someone said, or any event."),
     "preprocess": ("anima.commands.pipeline:preprocess", "Move waiting events into message_queue, one envelope."),
+    "tick": ("anima.commands.tick:cli", "Heartbeat for cron: fire due rhythm rules, expire old files, preprocess."),
     "dispatch": ("anima.commands.pipeline:dispatch", "Carry out waiting actions; each result becomes an event."),
     "queue": ("anima.commands.queue:cli", "Look into Pool B's queues; replay dead letters."),
     "session": ("anima.commands.session:cli", "Record turns for hosts that keep no transcripts of their own."),

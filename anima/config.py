@@ -22,7 +22,7 @@ class Setting:
     def __init__(self, default, help: str, kind: str, low: int = 0, high: int = 0, choices: tuple = ()):
         self.default = default
         self.help = help
-        self.kind = kind  # int | bool | choice | list (of choices) | words (free strings) | filename
+        self.kind = kind  # int | bool | choice | list (of choices) | words (free strings) | filename | cron
         self.low, self.high = low, high
         self.choices = choices
 
@@ -56,6 +56,10 @@ class Setting:
         elif self.kind == "filename":
             if not isinstance(value, str) or not value or "/" in value or value in (".", "..") or "\0" in value:
                 raise ConfigError(f"{key}: must be a plain file name (no '/'), not {_show(value)}")
+        elif self.kind == "cron":
+            problem = "is not a string" if not isinstance(value, str) else _cron_problem(value)
+            if problem:
+                raise ConfigError(f"{key}: must be a 5-field cron expression or \"off\"; {_show(value)} {problem}")
         return value
 
     def parse(self, raw: str, key: str):
@@ -75,6 +79,8 @@ class Setting:
             value = words[raw.strip().lower()]
         elif self.kind in ("list", "words"):
             value = [part.strip() for part in raw.split(",") if part.strip()]
+        elif self.kind == "cron":
+            value = " ".join(raw.split())
         elif self.kind == "commands":
             try:
                 value = json.loads(raw)
@@ -85,6 +91,16 @@ class Setting:
 
 def _show(value) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def _cron_problem(value: str) -> str | None:
+    if value == "off":
+        return None
+    from anima import rhythm
+
+    if value in rhythm.DEFAULT_RULES.values():
+        return None  # known good: no need to load the cron library to read a default file
+    return rhythm.cron_problem(value)
 
 
 SETTINGS: dict[str, Setting] = {
@@ -149,6 +165,18 @@ SETTINGS: dict[str, Setting] = {
         120, "Characters for a profile a person wrote by hand.", "int", 0, 100000),
     "prompt.budget.conclusions": Setting(80, "Characters for resident conclusions (approved facts).", "int", 0, 100000),
     "prompt.budget.habits": Setting(40, "Characters for promoted habits.", "int", 0, 100000),
+    "rhythm.catch_up": Setting(
+        120, "Minutes a rule's scheduled time may lie in the past and still fire (after downtime, "
+        "only the latest missed time of each rule fires, once).", "int", 0, 100000),
+    "rhythm.rules.hourly": Setting("0 * * * *", "Every hour, on the hour.", "cron"),
+    "rhythm.rules.morning": Setting("0 8 * * *", "08:00.", "cron"),
+    "rhythm.rules.evening": Setting("0 22 * * *", "22:00.", "cron"),
+    "rhythm.rules.midnight": Setting("0 2 * * *", "02:00, deep in the night.", "cron"),
+}
+
+# Tables whose keys are names a person chooses; every key in one takes this setting's type.
+OPEN_TABLES: dict[str, Setting] = {
+    "rhythm.rules": Setting("off", "A rhythm rule of your own.", "cron"),
 }
 
 ENV = {"core.lang": "ANIMA_LANG"}
@@ -163,6 +191,8 @@ TABLE_HELP = {
     "dispatch": "What `anima dispatch` does with actions.",
     "prompt": "What `anima prompt` prints every turn.",
     "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",
+    "rhythm": "The rhythm `anima tick` strikes (run it every minute from cron).",
+    "rhythm.rules": "Rules: NAME = \"5-field cron expression\" (local time) or \"off\"; add your own.",
 }
 
 
@@ -235,6 +265,8 @@ class Config:
         self.path = path
 
     def __getitem__(self, key: str):
+        if key not in self.values:
+            return setting(key).default  # a key of an open table that is not set
         return self.values[key]
 
 
@@ -282,19 +314,30 @@ def _parse_file(path: str) -> dict:
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: not valid TOML: {e}") from None
         for key, value in _flatten(data).items():
-            if key not in SETTINGS:
+            known = _lookup(key)
+            if known is None:
                 raise ConfigError(f"{path}: unknown key {key!r}")
             try:
-                values[key] = SETTINGS[key].check(value, key)
+                values[key] = known.check(value, key)
             except ConfigError as e:
                 raise ConfigError(f"{path}: {e}") from None
     return values
 
 
+def _lookup(key: str) -> Setting | None:
+    if key in SETTINGS:
+        return SETTINGS[key]
+    table, _, name = key.rpartition(".")
+    if table in OPEN_TABLES and name and all(c.isascii() and (c.isalnum() or c in "_-") for c in name):
+        return OPEN_TABLES[table]
+    return None
+
+
 def setting(key: str) -> Setting:
-    if key not in SETTINGS:
+    found = _lookup(key)
+    if found is None:
         raise UsageError(f"unknown config key {key!r}; `anima config list` shows them all")
-    return SETTINGS[key]
+    return found
 
 
 def set_value(path: str, key: str, raw: str) -> object:

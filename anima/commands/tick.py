@@ -1,0 +1,61 @@
+"""`anima tick`: the heartbeat, run every minute from cron."""
+
+import contextlib
+import os
+
+import click
+
+from anima.errors import TEMPFAIL
+
+
+@click.command("tick")
+@click.option("--now", "at", metavar="ISO", help="Tick as if it were this RFC 3339 time (tests, replays); "
+              "otherwise ANIMA_NOW, else the clock.")
+@click.pass_obj
+def cli(home, at):
+    """Strike the hour: fire due rhythm rules, expire old files, run preprocess.
+
+    Meant for a `* * * * *` crontab line, and silent on success. One tick at a time: when
+    another holds pipeline/heartbeat/.tick.json.lock it exits 75 at once, printing nothing.
+    Each rule of [rhythm.rules] (cron expressions in local time) fires a trigger into
+    rhythm/triggers once per scheduled minute, however often or late tick runs; after
+    downtime only a rule's latest missed time fires, and only if at most rhythm.catch_up
+    minutes ago. Then every waiting file past its envelope's ttl_sec goes to dead_letter/
+    (reason "ttl"), and everything waiting goes through preprocess into message_queue. The
+    heartbeat is pipeline/heartbeat/tick.json.
+    """
+    import json
+
+    from anima import clock, config, fs, pipeline, rhythm
+    from anima.errors import Busy
+
+    if at is not None:
+        clock.parse(at, "--now")
+    heartbeat = home.path("pipeline", "heartbeat", "tick.json")
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(fs.locked(heartbeat, wait=False))
+        except Busy:
+            raise click.exceptions.Exit(TEMPFAIL) from None  # quietly: cron would mail a message
+        if at is not None:
+            stack.enter_context(_fixed_now(at))
+        now = clock.now()
+        cfg = config.load(home.config)
+        fired = rhythm.fire(home, rhythm.rules(cfg.values), cfg["rhythm.catch_up"], cfg["core.lang"], now)
+        fs.atomic_write(heartbeat, json.dumps({"at": clock.iso(now), "pid": os.getpid(), "fired": fired}) + "\n")
+        rhythm.sweep(home, now, "anima tick")
+        pipeline.preprocess(home, "anima tick")
+
+
+@contextlib.contextmanager
+def _fixed_now(text: str):
+    """ANIMA_NOW set to `text` while the tick runs, so every time it writes is that time."""
+    before = os.environ.get("ANIMA_NOW")
+    os.environ["ANIMA_NOW"] = text
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["ANIMA_NOW"]
+        else:
+            os.environ["ANIMA_NOW"] = before
