@@ -245,6 +245,8 @@ def show_value(value) -> str:
         return "true" if value else "false"
     if isinstance(value, list):
         return ",".join(value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)  # what `config set` takes back
     return str(value)
 
 

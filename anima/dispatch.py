@@ -74,8 +74,10 @@ def _append_once(path: str, block: str, resumed: bool) -> None:
     fs.append(path, block)
 
 
-def run_builtin(home, cfg, command: str, params: dict, resumed: bool) -> dict:
-    now = clock.now()
+def run_builtin(home, cfg, command: str, params: dict, resumed: bool, when: float | None = None) -> dict:
+    """Carry out a built-in; `when` (the action's time) dates a diary entry, so that a resumed
+    action finds the block it may already have written."""
+    now = clock.now() if when is None else when
     if command == "diary.write":
         text = _text(params)
         path = home.path("self", "diary", clock.iso(now)[:10] + ".md")
@@ -112,7 +114,8 @@ def run_configured(home, cfg, command: str, action: dict) -> dict:
             key = match.group(1)
             if key not in params:
                 raise Failed(f"the argv of {command} needs params.{key}")
-            return str(params[key])
+            value = params[key]
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         argv = [re.sub(r"\{(\w+)\}", fill, arg) for arg in argv_template]
         stdin = None
     else:
@@ -165,23 +168,32 @@ def dispatch(home, cfg, by: str = "anima dispatch") -> dict:
                 raise Failed("was begun before a crash; a hook is never run twice")
             journal.mark(aid, "begun")
             if command in BUILTINS:
-                result = run_builtin(home, cfg, command, payload.get("params") or {}, resumed)
+                when = clock.parse(env["timestamp"], f"{name}: envelope.timestamp", DataError)
+                result = run_builtin(home, cfg, command, payload.get("params") or {}, resumed, when)
             else:
                 result = run_configured(home, cfg, command, doc)
         except Failed as e:
             why = str(e)
+            _result(inbox, aid, env["trace_id"], {"command": command, "ok": False, "error": why, "action": aid})
             journal.mark(aid, "failed")
             actions.fail(name, f"{command}", why, by)
-            inbox.deliver(queues.envelope("action", "dispatch", {"command": command, "ok": False, "error": why,
-                                                                 "action": aid}, "event", env["trace_id"]))
             counts["failed"] += 1
             continue
+        # the result first (named after the action: delivered once however often we get here),
+        # then done: a crash in between repeats nothing and loses no result
+        _result(inbox, aid, env["trace_id"], {"command": command, "ok": True, "result": result, "action": aid})
         journal.mark(aid, "done")
         actions.finish(name)
-        inbox.deliver(queues.envelope("action", "dispatch", {"command": command, "ok": True, "result": result,
-                                                             "action": aid}, "event", env["trace_id"]))
         counts["done"] += 1
     return counts
+
+
+def _result(inbox: queues.Queue, action_id: str, trace_id: str, payload: dict) -> None:
+    doc = queues.envelope("action", "dispatch", payload, "event", trace_id)
+    doc["envelope"]["id"] = "event_" + action_id.split("_", 1)[-1] + "_result"
+    name = doc["envelope"]["id"] + ".json"
+    if not any(os.path.exists(os.path.join(inbox.dir, part, name)) for part in ("", "cur", "done")):
+        inbox.deliver(doc)
 
 
 def action(command: str, params: dict, trace_id: str | None = None) -> dict:

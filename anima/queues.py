@@ -18,11 +18,13 @@ nothing reads meaning from them beyond that order. Every file holds the standard
 
 import json
 import os
+import re
 import time
 
 from anima import clock, fs
 from anima.errors import DataError
 
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,199}")
 SOURCE_TYPES = ("message", "system", "rhythm", "reflection", "action")
 QUEUES = {  # name -> (directory under pipeline/, file name prefix)
     "pending": ("inbox/pending", "event"),
@@ -59,6 +61,8 @@ def check(doc, what: str) -> dict:
     for key in ("id", "trace_id", "timestamp", "source_node", "source_type"):
         if not isinstance(env.get(key), str) or not env[key]:
             raise DataError(f"{what}: envelope.{key} is missing or not a string")
+    if not _ID.fullmatch(env["id"]):  # it names files: never a path
+        raise DataError(f"{what}: envelope.id {env['id']!r} is not a plain name (letters, digits, '_', '-')")
     if env["source_type"] not in SOURCE_TYPES:
         raise DataError(f"{what}: envelope.source_type {env['source_type']!r} is not one of {', '.join(SOURCE_TYPES)}")
     ttl = env.get("ttl_sec")

@@ -28,12 +28,13 @@ def inited(run, home):
     return home
 
 
-def test_builtins_and_their_results(run, inited):
+def test_builtins_and_their_results(run, inited, monkeypatch):
+    monkeypatch.setenv("ANIMA_NOW", "2026-11-30T21:05:00Z")  # when the action was decided: the diary's time
     act(inited, "diary.write", {"text": "Today I learned to wait."})
     act(inited, "state.update", {"text": "mood: calm"})
     act(inited, "memory.write", {"topic": "about_alice", "text": "Alice likes rain."})
     act(inited, "note.add", {"text": "I wait before I answer."})
-    r = run("dispatch", env={"ANIMA_NOW": "2026-11-30T21:05:00Z"})
+    r = run("dispatch", env={"ANIMA_NOW": "2026-12-01T08:00:00Z"})  # carried out later
     assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
     assert (inited / "self" / "diary" / "2026-11-30.md").read_text() == "## 21:05\n\nToday I learned to wait.\n\n"
     assert (inited / "self" / "state.md").read_text() == "mood: calm\n"
@@ -169,3 +170,35 @@ def test_kill_9_dispatch_applies_nothing_twice_and_loses_nothing(anima_bin, init
     for n in (inited / "pipeline" / "dead_letter").glob("*.json"):
         places.setdefault(n.name, []).append("dead")
     assert {n: places.get(n) for n in names} == {n: ["done"] for n in names}
+
+
+def test_a_resumed_diary_entry_is_found_even_minutes_later(run, inited, monkeypatch):
+    from anima import config
+
+    h = Home(str(inited))
+    monkeypatch.setenv("ANIMA_NOW", "2026-11-30T21:40:00Z")
+    name = act(inited, "diary.write", {"text": "Only once, later."})
+    doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
+    dispatch.Journal(h).mark(doc["envelope"]["id"], "begun")
+    when = 1796074800.0  # 2026-11-30T21:40:00Z, the action's own time
+    dispatch.run_builtin(h, config.load(h.config), "diary.write", {"text": "Only once, later."}, False, when)
+    monkeypatch.setenv("ANIMA_NOW", "2026-11-30T21:47:00Z")  # the re-run, minutes after the crash
+    run("dispatch", env={"ANIMA_NOW": "2026-11-30T21:47:00Z"})
+    [diary] = (inited / "self" / "diary").iterdir()
+    assert diary.read_text() == "## 21:40\n\nOnly once, later.\n\n"
+
+
+def test_a_crash_after_the_result_loses_and_repeats_nothing(run, inited):
+    name = act(inited, "state.update", {"text": "mood: calm"})
+    doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
+    inbox = queues.Queue(Home(str(inited)), "pending")
+    dispatch.Journal(Home(str(inited))).mark(doc["envelope"]["id"], "begun")
+    dispatch._result(inbox, doc["envelope"]["id"], doc["envelope"]["trace_id"],
+                     {"command": "state.update", "ok": True, "result": {}, "action": doc["envelope"]["id"]})
+    run("dispatch")  # resumes: the result is there already
+    assert [e["payload"]["command"] for e in events(inited)] == ["state.update"]
+
+
+def test_config_get_prints_the_table_as_json(run, inited):
+    run("config", "set", "dispatch.commands", '{"reply": ["notify-send", "{text}"]}')
+    assert json.loads(run("config", "get", "dispatch.commands").stdout) == {"reply": ["notify-send", "{text}"]}

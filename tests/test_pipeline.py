@@ -161,3 +161,15 @@ def test_queue_ls_show_retry_purge(run, home):
     assert run("queue", "purge", "pending").exit_code == 2
     assert run("queue", "purge", "pending", "--yes").exit_code == 0
     assert queue(home, "inbox", "pending", "done") == []
+
+
+def test_an_id_that_is_a_path_is_dead_lettered_not_followed(run, home):
+    pending = home / "pipeline" / "inbox" / "pending"
+    pending.mkdir(parents=True, exist_ok=True)
+    (pending / "event_1.json").write_text(json.dumps({"envelope": {
+        "id": "trigger_x/../../../../escaped", "trace_id": "t", "timestamp": "2026-11-30T00:00:00Z",
+        "source_node": "x", "source_type": "message", "ttl_sec": None}, "payload": {"text": "x", "speaker": "y"}}))
+    assert run("preprocess").exit_code == 0
+    assert not (home / "escaped.json").exists() and not list(home.rglob("escaped*"))
+    reason = json.loads((home / "pipeline" / "dead_letter" / "event_1.json.reason").read_text())
+    assert "is not a plain name" in reason["why"]

@@ -17,7 +17,7 @@ def read_input(file: str | None, limit: int, what: str, how: str = "on stdin or 
     """
     if file is None or file == "-":
         stream = sys.stdin.buffer
-        if file is None and stream.isatty():
+        if stream.isatty():
             raise UsageError(f"{what}: give the text {how}")
         return fs.decode(fs.read_limited(stream, limit, "stdin"), "stdin")
     try:
