@@ -5,7 +5,7 @@ ratios are meant to be compared across runs. Targets (issue 2): `anima prompt` w
 cache at most 1.5x, `anima --help` at most 2x (issue 2); `anima note add` and `anima prompt`
 with 40 notes at most 1.5x each, duplicate detection against 1,000 notes under 20 ms inside
 the process (issue 3); `anima preprocess` at most 3 ms per event and `anima dispatch` 5 ms
-per built-in action (issue 6).
+per built-in action, `anima tick` with nothing due at most 1.5x (issue 6).
 """
 
 import os
@@ -55,6 +55,7 @@ def main() -> int:
                 subprocess.run([ANIMA, "note", "add", note_text(i)], env=e, check=True, capture_output=True)
         age(tmp)
         subprocess.run([ANIMA, "prompt", "--cwd", project], env=notes_env, check=True, capture_output=True)
+        subprocess.run([ANIMA, "tick"], env=env, check=True, capture_output=True)  # fires what is due now
 
         cases = {
             'python -c "import click"': lambda i: [sys.executable, "-c", "import click"],
@@ -63,6 +64,7 @@ def main() -> int:
             "anima prompt (40 notes)": lambda i: [ANIMA, "prompt", "--cwd", project],
             "anima note add (40 notes)": lambda i: [ANIMA, "note", "add", note_text(1000 + i)],
             "anima prompt (after an add)": lambda i: [ANIMA, "prompt", "--cwd", project],
+            "anima tick (nothing due)": lambda i: [ANIMA, "tick"],
         }
         envs = {"anima prompt (40 notes)": notes_env, "anima note add (40 notes)": adding_env,
                 "anima prompt (after an add)": adding_env}
@@ -77,7 +79,7 @@ def main() -> int:
 
     ref = statistics.median(times['python -c "import click"'])
     targets = {"anima prompt (warm cache)": 1.5, "anima --help": 2.0, "anima prompt (40 notes)": 1.5,
-               "anima note add (40 notes)": 1.5}
+               "anima note add (40 notes)": 1.5, "anima tick (nothing due)": 1.5}
     print(f"median of {RUNS} runs each, interleaved")
     failed = False
     for name, samples in times.items():
