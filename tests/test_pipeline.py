@@ -173,3 +173,22 @@ def test_an_id_that_is_a_path_is_dead_lettered_not_followed(run, home):
     assert not (home / "escaped.json").exists() and not list(home.rglob("escaped*"))
     reason = json.loads((home / "pipeline" / "dead_letter" / "event_1.json.reason").read_text())
     assert "is not a plain name" in reason["why"]
+
+
+def test_metrics_count_the_files(run, home):
+    run("say", "one", "--speaker", "a")
+    run("say", "two", "--speaker", "b")
+    pending = home / "pipeline" / "inbox" / "pending"
+    (pending / "event_00000000000000000000broken.json").write_text("{not json")
+    run("preprocess")
+    m = json.loads(run("metrics", "--json").stdout)
+    assert m["queues"]["message"]["waiting"] == 2 and m["queues"]["pending"]["done"] == 2
+    assert m["queues"]["pending"]["dead"] == 1 and m["dead_letters"] == 1
+    assert m["events_per_hour"][-1] == 2 and sum(m["events_per_hour"]) == 2
+    assert m["queues"]["message"]["oldest_age_sec"] >= 0
+    text = run("metrics").stdout
+    assert "queue.message.waiting\t2\n" in text and "dead_letters\t1\n" in text
+    prom = run("metrics", "--prom").stdout
+    assert 'anima_queue_waiting{queue="message"} 2\n' in prom
+    for line in prom.splitlines():  # every sample line: name{labels} value
+        assert line.startswith("# ") or line.split()[-1].replace(".", "").isdigit()

@@ -69,3 +69,23 @@ def dispatch(home):
     from anima import dispatch as dispatching
 
     dispatching.dispatch(home, config.load(home.config))
+
+
+@click.command("metrics")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--prom", is_flag=True, help="Print Prometheus text format (node_exporter's textfile collector).")
+@click.pass_obj
+def metrics(home, as_json, prom):
+    """Print how Pool B is doing: per queue waiting, claimed, done, dead and the oldest's age;
+    events per hour over the last day; dispatch results; model calls. KEY<TAB>value lines."""
+    import json
+
+    from anima import metrics as measuring
+
+    m = measuring.collect(home)
+    if prom:
+        out(measuring.prometheus(m))
+    elif as_json:
+        out(json.dumps(m, ensure_ascii=False) + "\n")
+    else:
+        out(measuring.text(m))

@@ -1,0 +1,99 @@
+"""`anima metrics`: how Pool B is doing, from the files alone (nothing is counted on the side).
+
+Per queue: files waiting, claimed, done and dead (dead letters whose reason names it), and
+the age of the oldest waiting one; events that arrived per hour over the last day (inbox
+files by their time of writing); dispatch results from its journal; model calls from
+log/llm.jsonl (when there is one).
+"""
+
+import json
+import os
+import time
+
+from anima import fs, queues
+
+
+def _names(directory: str) -> list[str]:
+    try:
+        return [n for n in os.listdir(directory) if n.endswith(".json") and not n.startswith(".")]
+    except FileNotFoundError:
+        return []
+
+
+def collect(home, now: float | None = None) -> dict:
+    now = time.time() if now is None else now
+    dead_dir = home.path("pipeline", queues.DEAD)
+    dead_by_queue: dict[str, int] = {}
+    for name in _names(dead_dir):
+        reason = fs.read_text(os.path.join(dead_dir, name + ".reason"))
+        try:
+            queue = json.loads(reason)["queue"] if reason else "unknown"
+        except (ValueError, KeyError, TypeError):
+            queue = "unknown"
+        dead_by_queue[queue] = dead_by_queue.get(queue, 0) + 1
+    out: dict = {"queues": {}}
+    for name in queues.QUEUES:
+        q = queues.Queue(home, name)
+        ready = _names(q.dir)
+        oldest = min((os.stat(os.path.join(q.dir, n)).st_mtime for n in ready), default=None)
+        out["queues"][name] = {
+            "waiting": len(ready), "claimed": len(_names(os.path.join(q.dir, "cur"))),
+            "done": len(_names(os.path.join(q.dir, "done"))), "dead": dead_by_queue.get(name, 0),
+            "oldest_age_sec": None if oldest is None else round(max(0.0, now - oldest), 3),
+        }
+    per_hour = [0] * 24
+    inbox = queues.Queue(home, "pending")
+    for part in ("", "cur", "done"):
+        directory = os.path.join(inbox.dir, part)
+        for n in _names(directory):
+            age = now - os.stat(os.path.join(directory, n)).st_mtime
+            if 0 <= age < 86400:
+                per_hour[23 - int(age // 3600)] += 1
+    out["events_per_hour"] = per_hour  # oldest hour first, the current hour last
+    states: dict[str, str] = {}
+    for line in (fs.read_text(home.path("pipeline", "dispatch.journal")) or "").splitlines():
+        try:
+            entry = json.loads(line)
+            states[entry["id"]] = entry["state"]
+        except (ValueError, KeyError, TypeError):
+            continue
+    out["dispatch"] = {"done": sum(s == "done" for s in states.values()),
+                       "failed": sum(s == "failed" for s in states.values())}
+    llm = fs.read_text(home.path("log", "llm.jsonl")) or ""
+    out["llm_calls"] = sum(1 for line in llm.splitlines() if line.strip())
+    out["dead_letters"] = sum(dead_by_queue.values())
+    return out
+
+
+def prometheus(m: dict) -> str:
+    """The Prometheus text exposition format (for node_exporter's textfile collector)."""
+    lines = []
+
+    def metric(name, kind, help_text, samples):
+        lines.append(f"# HELP anima_{name} {help_text}")
+        lines.append(f"# TYPE anima_{name} {kind}")
+        for labels, value in samples:
+            label = ",".join(f'{k}="{v}"' for k, v in labels.items())
+            lines.append(f"anima_{name}{{{label}}} {value}" if label else f"anima_{name} {value}")
+
+    for field, help_text in (("waiting", "Files waiting in a queue."), ("claimed", "Files claimed by a consumer."),
+                             ("done", "Files finished with."), ("dead", "Dead letters from a queue.")):
+        metric(f"queue_{field}", "gauge", help_text,
+               [({"queue": q}, v[field]) for q, v in m["queues"].items()])
+    metric("queue_oldest_age_seconds", "gauge", "Age of the oldest waiting file.",
+           [({"queue": q}, v["oldest_age_sec"]) for q, v in m["queues"].items() if v["oldest_age_sec"] is not None])
+    metric("events_last_hour", "gauge", "Events that arrived in the last hour.", [({}, m["events_per_hour"][-1])])
+    metric("events_last_day", "gauge", "Events that arrived in the last 24 hours.", [({}, sum(m["events_per_hour"]))])
+    metric("dispatch_actions", "counter", "Actions dispatch carried out or failed.",
+           [({"result": "done"}, m["dispatch"]["done"]), ({"result": "failed"}, m["dispatch"]["failed"])])
+    metric("llm_calls", "counter", "Model calls logged in log/llm.jsonl.", [({}, m["llm_calls"])])
+    return "\n".join(lines) + "\n"
+
+
+def text(m: dict) -> str:
+    rows = [f"queue.{q}.{k}\t{'-' if v is None else v}" for q, d in m["queues"].items() for k, v in d.items()]
+    rows.append(f"events.last_hour\t{m['events_per_hour'][-1]}")
+    rows.append(f"events.last_day\t{sum(m['events_per_hour'])}")
+    rows += [f"dispatch.{k}\t{v}" for k, v in m["dispatch"].items()]
+    rows += [f"dead_letters\t{m['dead_letters']}", f"llm_calls\t{m['llm_calls']}"]
+    return "\n".join(rows) + "\n"
