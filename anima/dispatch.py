@@ -54,6 +54,7 @@ class Journal:
     def __init__(self, home):
         self.path = home.path("pipeline", "dispatch.journal")
         self.state: dict[str, str] = {}
+        self.failures: dict[str, int] = {}  # how often each action failed (a retry may fail again)
         for line in (fs.read_text(self.path) or "").splitlines():
             try:
                 entry = json.loads(line)
@@ -61,10 +62,14 @@ class Journal:
                 continue  # a line torn by a crash: as if never written
             if isinstance(entry, dict) and isinstance(entry.get("id"), str):
                 self.state[entry["id"]] = entry.get("state")
+                if entry.get("state") == "failed":
+                    self.failures[entry["id"]] = self.failures.get(entry["id"], 0) + 1
 
     def mark(self, action_id: str, state: str) -> None:
         fs.append(self.path, json.dumps({"id": action_id, "state": state, "at": clock.iso(clock.now())}) + "\n")
         self.state[action_id] = state
+        if state == "failed":
+            self.failures[action_id] = self.failures.get(action_id, 0) + 1
 
 
 def _append_once(path: str, block: str, resumed: bool) -> None:
@@ -174,23 +179,27 @@ def dispatch(home, cfg, by: str = "anima dispatch") -> dict:
                 result = run_configured(home, cfg, command, doc)
         except Failed as e:
             why = str(e)
-            _result(inbox, aid, env["trace_id"], {"command": command, "ok": False, "error": why, "action": aid})
+            attempt = journal.failures.get(aid, 0) + 1  # each failure its own event, a retry's too
+            _result(inbox, aid, f"failed{attempt}", env["trace_id"],
+                    {"command": command, "ok": False, "error": why, "action": aid})
             journal.mark(aid, "failed")
             actions.fail(name, f"{command}", why, by)
             counts["failed"] += 1
             continue
         # the result first (named after the action: delivered once however often we get here),
         # then done: a crash in between repeats nothing and loses no result
-        _result(inbox, aid, env["trace_id"], {"command": command, "ok": True, "result": result, "action": aid})
+        _result(inbox, aid, "done", env["trace_id"], {"command": command, "ok": True, "result": result, "action": aid})
         journal.mark(aid, "done")
         actions.finish(name)
         counts["done"] += 1
     return counts
 
 
-def _result(inbox: queues.Queue, action_id: str, trace_id: str, payload: dict) -> None:
+def _result(inbox: queues.Queue, action_id: str, outcome: str, trace_id: str, payload: dict) -> None:
+    """Deliver a result event named after its action and outcome: once, however often a crash
+    makes us come back here."""
     doc = queues.envelope("action", "dispatch", payload, "event", trace_id)
-    doc["envelope"]["id"] = "event_" + action_id.split("_", 1)[-1] + "_result"
+    doc["envelope"]["id"] = "event_" + action_id.split("_", 1)[-1] + "_" + outcome
     name = doc["envelope"]["id"] + ".json"
     if not any(os.path.exists(os.path.join(inbox.dir, part, name)) for part in ("", "cur", "done")):
         inbox.deliver(doc)

@@ -193,7 +193,7 @@ def test_a_crash_after_the_result_loses_and_repeats_nothing(run, inited):
     doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
     inbox = queues.Queue(Home(str(inited)), "pending")
     dispatch.Journal(Home(str(inited))).mark(doc["envelope"]["id"], "begun")
-    dispatch._result(inbox, doc["envelope"]["id"], doc["envelope"]["trace_id"],
+    dispatch._result(inbox, doc["envelope"]["id"], "done", doc["envelope"]["trace_id"],
                      {"command": "state.update", "ok": True, "result": {}, "action": doc["envelope"]["id"]})
     run("dispatch")  # resumes: the result is there already
     assert [e["payload"]["command"] for e in events(inited)] == ["state.update"]
@@ -202,3 +202,12 @@ def test_a_crash_after_the_result_loses_and_repeats_nothing(run, inited):
 def test_config_get_prints_the_table_as_json(run, inited):
     run("config", "set", "dispatch.commands", '{"reply": ["notify-send", "{text}"]}')
     assert json.loads(run("config", "get", "dispatch.commands").stdout) == {"reply": ["notify-send", "{text}"]}
+
+
+def test_a_retried_action_reports_its_success_too(run, inited, tmp_path):
+    name = act(inited, "remind", {"text": "water the plants"})
+    run("dispatch")  # no such command yet: dead letter, a failure event
+    write_hook(inited, "remind", f"#!/bin/sh\ncat > {tmp_path / 'got'}\n")
+    assert run("queue", "retry", name).exit_code == 0
+    run("dispatch")
+    assert sorted(e["payload"]["ok"] for e in events(inited)) == [False, True]
