@@ -35,6 +35,7 @@ COMMANDS = {
     "tick": ("anima.commands.tick:cli", "Heartbeat for cron: fire due rhythm rules, expire old files, preprocess."),
     "dispatch": ("anima.commands.pipeline:dispatch", "Carry out waiting actions; each result becomes an event."),
     "metrics": ("anima.commands.pipeline:metrics", "How Pool B is doing: queues, events, dispatch, model calls."),
+    "route": ("anima.commands.pipeline:route", "Move files between queues by the topology in config.toml."),
     "queue": ("anima.commands.queue:cli", "Look into Pool B's queues; replay dead letters."),
     "session": ("anima.commands.session:cli", "Record turns for hosts that keep no transcripts of their own."),
     "prompt": ("anima.commands.prompt:cli", "Print the system-prompt injection for this turn."),

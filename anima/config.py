@@ -45,6 +45,10 @@ class Setting:
         elif self.kind == "words":
             if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
                 raise ConfigError(f"{key}: must be a list of non-empty strings, not {_show(value)}")
+        elif self.kind == "routes":
+            from anima.route import check_topology
+
+            check_topology(value, key)
         elif self.kind == "commands":
             if not isinstance(value, dict):
                 raise ConfigError(f"{key}: must be a table of command = [argv, ...], not {_show(value)}")
@@ -148,6 +152,10 @@ SETTINGS: dict[str, Setting] = {
     "dispatch.commands": Setting(
         {}, "Commands `anima dispatch` may run besides its built-ins: name = [argv, ...], never "
         "through a shell; {param} in an argument is replaced by that action parameter.", "commands"),
+    "routes.rules": Setting(
+        [], "What `anima route` does, one [[routes.rules]] table per rule, tried in order: a switch "
+        "(cases of conditions, a default), a broadcast (to several queues) or a merge (by trace "
+        "id); anima(5) has the details.", "routes"),
     "prompt.sections": Setting(
         list(SECTION_NAMES), "Sections `anima prompt` prints, from: " + ", ".join(SECTION_NAMES)
         + ". They always appear in this order.", "list", choices=SECTION_NAMES),
@@ -189,6 +197,7 @@ TABLE_HELP = {
     "index": "The recall index: the transcripts' stemmed tokens and positions (as private as they are).",
     "facts": "Facts about the person: staged from transcripts, approved by a person.",
     "dispatch": "What `anima dispatch` does with actions.",
+    "routes": "How `anima route` moves files between Pool B's queues.",
     "prompt": "What `anima prompt` prints every turn.",
     "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",
     "rhythm": "The rhythm `anima tick` strikes (run it every minute from cron).",
@@ -223,6 +232,11 @@ def render_default(lang: str | None = None) -> str:
         out += textwrap.wrap(setting.help, 88, initial_indent="# ", subsequent_indent="# ")
         if setting.kind == "commands":  # a table of its own, so that a person can add lines under it
             out += [f"[{key}]", '# reply = ["notify-send", "anima", "{text}"]']
+            continue
+        if setting.kind == "routes":  # arrays of tables, shown by example
+            out += [f"# [[{key}]]", '# name = "alice-first"', '# kind = "switch"', '# from = "message"',
+                    '# cases = [{when = [["payload.speaker", "==", "Alice"]], to = "urgent"}]',
+                    '# default = "calm"']
             continue
         value = lang if key == "core.lang" and lang else setting.default
         out.append(f"{name} = {toml_value(value)}")

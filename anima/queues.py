@@ -75,11 +75,19 @@ def check(doc, what: str) -> dict:
 class Queue:
     """One queue directory of a home's pipeline."""
 
-    def __init__(self, home, name: str):
-        directory, self.prefix = QUEUES[name]
+    def __init__(self, home, name: str, directory: str | None = None):
+        if directory is None:
+            directory, self.prefix = QUEUES[name]
+        else:
+            self.prefix = "msg"
         self.name = name
         self.dir = home.path("pipeline", *directory.split("/"))
         self.dead = home.path("pipeline", DEAD)
+
+    @classmethod
+    def named(cls, home, name: str) -> "Queue":
+        """A queue of a route's own: pipeline/NAME/ (NAME a plain name)."""
+        return cls(home, name, name)
 
     def _sub(self, part: str) -> str:
         return fs.ensure_dir(os.path.join(self.dir, part))

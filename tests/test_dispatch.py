@@ -211,3 +211,13 @@ def test_a_retried_action_reports_its_success_too(run, inited, tmp_path):
     assert run("queue", "retry", name).exit_code == 0
     run("dispatch")
     assert sorted(e["payload"]["ok"] for e in events(inited)) == [False, True]
+
+
+def test_a_command_that_is_a_path_is_never_run(run, inited, tmp_path):
+    evil = tmp_path / "evil.sh"
+    evil.write_text("#!/bin/sh\ntouch /tmp/anima-evil-ran\n")
+    evil.chmod(0o700)
+    name = act(inited, f"../../..{evil}", {})
+    run("dispatch")
+    assert not os.path.exists("/tmp/anima-evil-ran")
+    assert "is not a plain name" in dead(inited)[name]["why"]

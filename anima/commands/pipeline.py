@@ -89,3 +89,19 @@ def metrics(home, as_json, prom):
         out(json.dumps(m, ensure_ascii=False) + "\n")
     else:
         out(measuring.text(m))
+
+
+@click.command("route")
+@click.pass_obj
+def route(home):
+    """Move waiting files between queues by the [[routes.rules]] in config.toml, one pass.
+
+    switch (conditions on JSON paths: == != < > in contains exists matches; the first case
+    that holds wins, else the default), broadcast (a copy to each queue), merge (by trace id:
+    all of `expect` parts into one, or any: the first). A queue is one of anima's or a plain
+    name (pipeline/NAME/). An invalid topology is exit 78 before anything moves.
+    """
+    from anima import config
+    from anima import route as routing
+
+    routing.run(home, config.load(home.config)["routes.rules"])

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import sys
 
 import click
@@ -103,12 +104,14 @@ def retry(home, names):
             raise NotFound(f"no dead letter {name}; `anima queue ls dead` lists them")
     for name in names:
         reason = _load(os.path.join(dead, name + ".reason")) or {}
-        if reason.get("queue") not in queues.QUEUES:
+        if not isinstance(reason.get("queue"), str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*",
+                                                                         reason["queue"]):
             raise UsageError(f"{name}: its reason names no queue to go back to")
     for name in names:
         reason_path = os.path.join(dead, name + ".reason")
         reason = _load(reason_path)
-        target = queues.Queue(home, reason["queue"])
+        q = reason["queue"]
+        target = queues.Queue(home, q) if q in queues.QUEUES else queues.Queue.named(home, q)
         kept = os.path.join(fs.ensure_dir(os.path.join(dead, "retried")), f"{name}.reason.{clock.iso(clock.now())}")
         os.replace(reason_path, kept)
         os.replace(os.path.join(dead, name), os.path.join(fs.ensure_dir(target.dir), name))
