@@ -147,16 +147,8 @@ def dispatch(home, cfg, by: str = "anima dispatch") -> dict:
     actions.recover(300)
     journal = Journal(home)
     counts = {"done": 0, "failed": 0, "skipped": 0}
-    for name in actions.ready():
-        path = actions.claim(name)
-        if path is None:
-            continue
-        try:
-            doc = actions.read(path)
-        except DataError as e:
-            actions.fail(name, name, str(e), by)
-            counts["failed"] += 1
-            continue
+    malformed: list = []
+    for name, doc in actions.take(by, malformed):
         env, payload = doc["envelope"], doc["payload"]
         aid, command = env["id"], payload.get("command")
         if journal.state.get(aid) == "done":
@@ -192,6 +184,7 @@ def dispatch(home, cfg, by: str = "anima dispatch") -> dict:
         journal.mark(aid, "done")
         actions.finish(name)
         counts["done"] += 1
+    counts["failed"] += len(malformed)
     return counts
 
 
@@ -200,8 +193,7 @@ def _result(inbox: queues.Queue, action_id: str, outcome: str, trace_id: str, pa
     makes us come back here."""
     doc = queues.envelope("action", "dispatch", payload, "event", trace_id)
     doc["envelope"]["id"] = "event_" + action_id.split("_", 1)[-1] + "_" + outcome
-    name = doc["envelope"]["id"] + ".json"
-    if not any(os.path.exists(os.path.join(inbox.dir, part, name)) for part in ("", "cur", "done")):
+    if not inbox.has(doc["envelope"]["id"] + ".json"):
         inbox.deliver(doc)
 
 

@@ -9,7 +9,6 @@ same envelope, the event's trace id carried on.
 """
 
 import json
-import os
 
 from anima import queues
 from anima.errors import DataError
@@ -67,10 +66,6 @@ def say(home, events: list[dict]) -> list[str]:
     return [inbox.deliver(e)[: -len(".json")] for e in events]
 
 
-def _exists(queue: queues.Queue, name: str) -> bool:
-    return any(os.path.exists(os.path.join(queue.dir, part, name)) for part in ("", "cur", "done"))
-
-
 def preprocess(home, by: str = "anima preprocess") -> dict:
     """Move every waiting event (inbox/pending, inbox/system, rhythm/triggers) into
     message_queue; a malformed one goes to dead_letter/ with the reason, the rest flow.
@@ -83,19 +78,11 @@ def preprocess(home, by: str = "anima preprocess") -> dict:
     for name in ("pending", "system", "rhythm"):
         source = queues.Queue(home, name)
         source.recover(CLAIM_TIMEOUT_SEC)
-        for file in source.ready():
-            path = source.claim(file)
-            if path is None:
-                continue  # another preprocess took it
-            try:
-                doc = source.read(path)
-            except DataError as e:
-                source.fail(file, file, str(e), by)
-                counts["dead"] += 1
-                continue
+        dead: list = []
+        for file, doc in source.take(by, dead):
             env = doc["envelope"]
             msg_name = "msg_" + env["id"].split("_", 1)[-1] + ".json"
-            if not _exists(out, msg_name):
+            if not out.has(msg_name):
                 msg = queues.envelope(env["source_type"], "preprocess", doc["payload"], "msg", env["trace_id"],
                                       env.get("ttl_sec"))
                 msg["envelope"]["id"] = msg_name[: -len(".json")]
@@ -103,4 +90,5 @@ def preprocess(home, by: str = "anima preprocess") -> dict:
                 out.deliver(msg)
                 counts["delivered"] += 1
             source.finish(file)
+        counts["dead"] += len(dead)
     return counts

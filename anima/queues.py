@@ -127,6 +127,27 @@ class Queue:
             raise DataError(f"{path}: not valid JSON ({e})") from None
         return check(doc, path)
 
+    def has(self, name: str) -> bool:
+        """Whether `name` is in the queue in any state (waiting, claimed, done): for deliveries
+        named after what caused them, made once however often a crash repeats them."""
+        return any(os.path.exists(os.path.join(self.dir, part, name)) for part in ("", "cur", "done"))
+
+    def take(self, by: str, dead: list | None = None):
+        """Claim each waiting file in turn and yield (name, envelope); a file another consumer
+        won is skipped, a malformed one goes to dead_letter/ (and its name to `dead`)."""
+        for name in self.ready():
+            path = self.claim(name)
+            if path is None:
+                continue
+            try:
+                doc = self.read(path)
+            except DataError as e:
+                self.fail(name, name, str(e), by)
+                if dead is not None:
+                    dead.append(name)
+                continue
+            yield name, doc
+
     def finish(self, name: str) -> None:
         os.replace(os.path.join(self.dir, "cur", name), os.path.join(self._sub("done"), name))
 

@@ -141,8 +141,7 @@ def _copy(doc: dict, target: queues.Queue, suffix: str) -> None:
     """Deliver a copy named after the original (and the route), once."""
     copy = json.loads(json.dumps(doc))
     copy["envelope"]["id"] = f"{doc['envelope']['id']}_{suffix}"
-    name = copy["envelope"]["id"] + ".json"
-    if not any(os.path.exists(os.path.join(target.dir, part, name)) for part in ("", "cur", "done")):
+    if not target.has(copy["envelope"]["id"] + ".json"):
         target.deliver(copy)
 
 
@@ -153,16 +152,8 @@ def run(home, rules: list, by: str = "anima route") -> dict:
         if rule["kind"] == "merge":
             _merge(home, rule, source, counts, by)
             continue
-        for name in source.ready():
-            path = source.claim(name)
-            if path is None:
-                continue
-            try:
-                doc = source.read(path)
-            except DataError as e:
-                source.fail(name, name, str(e), by)
-                counts["dead"] += 1
-                continue
+        dead: list = []
+        for name, doc in source.take(by, dead):
             if rule["kind"] == "broadcast":
                 targets = rule["to"]
             else:
@@ -172,6 +163,7 @@ def run(home, rules: list, by: str = "anima route") -> dict:
                 _copy(doc, _queue(home, t), rule["name"])
             source.finish(name)
             counts["moved"] += 1
+        counts["dead"] += len(dead)
     return counts
 
 
@@ -189,7 +181,7 @@ def _merge(home, rule: dict, source: queues.Queue, counts: dict, by: str) -> Non
     for trace, parts in groups.items():
         merged_id = f"msg_merge{zlib.crc32((rule['name'] + chr(0) + trace).encode()):08x}"
         merged_name = merged_id + ".json"
-        already = any(os.path.exists(os.path.join(target.dir, p, merged_name)) for p in ("", "cur", "done"))
+        already = target.has(merged_name)
         if mode == "any" or len(parts) >= expect or already:
             claimed = [(n, d) for n, d in parts if source.claim(n) is not None]
             if not claimed:
