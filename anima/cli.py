@@ -38,6 +38,11 @@ COMMANDS = {
     "route": ("anima.commands.pipeline:route", "Move files between queues by the topology in config.toml."),
     "queue": ("anima.commands.queue:cli", "Look into Pool B's queues; replay dead letters."),
     "session": ("anima.commands.session:cli", "Record turns for hosts that keep no transcripts of their own."),
+    "think": ("anima.commands.stream:think", "Append my own first-person thought to the self-stream."),
+    "stream": ("anima.commands.stream:stream", "Print the self-stream (now.md): its tail, -f to follow; roll it."),
+    "state": ("anima.commands.stream:state", "Show or replace my current state (self/state.md)."),
+    "memories": ("anima.commands.stream:memories", "List, show and search my memories (self/memories/)."),
+    "diary": ("anima.commands.stream:diary", "Print my diary of a day, or list its days."),
     "prompt": ("anima.commands.prompt:cli", "Print the system-prompt injection for this turn."),
 }
 

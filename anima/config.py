@@ -173,6 +173,12 @@ SETTINGS: dict[str, Setting] = {
         120, "Characters for a profile a person wrote by hand.", "int", 0, 100000),
     "prompt.budget.conclusions": Setting(80, "Characters for resident conclusions (approved facts).", "int", 0, 100000),
     "prompt.budget.habits": Setting(40, "Characters for promoted habits.", "int", 0, 100000),
+    "stream.max_lines": Setting(
+        200, "Lines self/stream/now.md may hold; `anima stream roll` moves it all into "
+        "self/stream/archive/ past this (and at every new UTC hour).", "int", 1, 1000000),
+    "stream.thought_max_chars": Setting(
+        4000, "Longest thought `anima think` appends, in characters; a longer one is refused.",
+        "int", 1, 1000000),
     "rhythm.catch_up": Setting(
         120, "Minutes a rule's scheduled time may lie in the past and still fire (after downtime, "
         "only the latest missed time of each rule fires, once).", "int", 0, 100000),
@@ -200,6 +206,7 @@ TABLE_HELP = {
     "routes": "How `anima route` moves files between Pool B's queues.",
     "prompt": "What `anima prompt` prints every turn.",
     "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",
+    "stream": "The self-stream (Pool A): self/stream/now.md and its archive.",
     "rhythm": "The rhythm `anima tick` strikes (run it every minute from cron).",
     "rhythm.rules": "Rules: NAME = \"5-field cron expression\" (local time) or \"off\"; add your own.",
 }

@@ -1,0 +1,235 @@
+import os
+import sys
+
+import click
+
+from anima.commands._io import out
+
+INPUT_LIMIT = 64 * 1024
+
+
+def _stream(home):
+    from anima.stream import Stream
+
+    return Stream(home)
+
+
+def _cfg(home):
+    from anima import config
+
+    return config.load(home.config)
+
+
+def _text_of(words, what: str) -> str:
+    from anima.commands._io import read_input
+
+    if words in ((), ("-",)):
+        return read_input(None, INPUT_LIMIT, what, "as arguments or on stdin")
+    return " ".join(words)
+
+
+def _quiet_pipe(write):
+    """Run `write`; a reader that went away (`| head`) ends the command quietly, status 0."""
+    try:
+        write()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)
+
+
+@click.command()
+@click.argument("text", nargs=-1)
+@click.pass_obj
+def think(home, text):
+    """Append my own first-person thought to the self-stream, self/stream/now.md.
+
+    TEXT is the thought (several words are joined with spaces); `-` or no TEXT reads stdin
+    (at most 64 KiB; a terminal there is exit 2). It becomes one entry: a heading
+    `## YYYY-MM-DD HH:MM` (UTC), a blank line, the text, a blank line. It may hold several
+    lines of Markdown; a line that could pass for a heading (one starting with '#') is
+    escaped with a backslash, so no thought can forge an entry. The lines are recorded as
+    mine in pipeline/stream.jsonl (never in now.md). Prints nothing.
+
+    Refused with exit 77, nothing written: empty, or over stream.thought_max_chars.
+    Not UTF-8: exit 65.
+    """
+    body = _text_of(text, "think")
+    _stream(home).append(body, "think", max_chars=_cfg(home)["stream.thought_max_chars"])
+
+
+@click.group(invoke_without_command=True)
+@click.option("-n", "lines", type=click.IntRange(0), default=20, show_default=True,
+              help="Print the last N lines.")
+@click.option("-f", "--follow", is_flag=True,
+              help="Keep printing lines as they are appended (and across rolls) until interrupted.")
+@click.pass_context
+def stream(ctx, lines, follow):
+    """Print the tail of my self-stream, self/stream/now.md; `roll` archives it.
+
+    With -f, new lines are printed as they arrive (polled 4 times a second); after a roll the
+    new now.md is followed from its start. Ctrl-C, SIGTERM or a closed pipe end it, status 0.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    s = _stream(ctx.obj)
+    if not follow:
+        text = s.tail(lines)
+        _quiet_pipe(lambda: out(text))
+        return
+    _follow(s.now_path, lines)
+
+
+def _follow(path: str, lines: int) -> None:
+    import signal
+    import time
+
+    from anima import fs
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    data = fs.read_bytes(path) or b""
+    start = data.splitlines(keepends=True)
+    pending = b"".join(start[-lines:]) if lines else b""
+    position, identity = len(data), _identity(path)
+    # a last line still open is held back until its line break arrives
+    if pending and not pending.endswith(b"\n"):
+        cut = pending.rfind(b"\n") + 1
+        pending, position = pending[:cut], position - (len(pending) - cut)
+    try:
+        while True:
+            if pending:
+                _quiet_pipe(lambda chunk=pending: sys.stdout.buffer.write(chunk))
+                pending = b""
+            time.sleep(0.25)
+            now_identity = _identity(path)
+            if now_identity is None:
+                continue
+            if now_identity[0] != (identity or (None,))[0] or now_identity[1] < position:
+                position = 0  # rolled (replaced) or truncated: follow the new file from its start
+            identity = now_identity
+            if now_identity[1] > position:
+                with open(path, "rb") as f:
+                    f.seek(position)
+                    chunk = f.read(now_identity[1] - position)
+                cut = chunk.rfind(b"\n") + 1
+                pending, position = chunk[:cut], position + cut
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+def _identity(path: str):
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size)
+
+
+@stream.command("roll")
+@click.option("--now", "at", metavar="ISO", help="Roll as if it were this RFC 3339 time (default: now, or ANIMA_NOW).")
+@click.option("--force", is_flag=True, help="Roll whatever now.md holds, due or not.")
+@click.pass_obj
+def roll(home, at, force):
+    """Move now.md into the archive when it is due; silent, status 0 either way.
+
+    Due when now.md holds more than stream.max_lines lines, or when its first entry's
+    heading is from an earlier UTC hour than now (at 10:00 a stream begun at 09:59 rolls).
+    Every entry is appended to self/stream/archive/DATE.md, DATE the UTC day of its heading
+    (a stream spanning midnight goes to both days); then the roll is recorded in
+    pipeline/stream.jsonl and now.md starts empty.
+    """
+    from anima import clock
+
+    moment = clock.parse(at, "--now") if at else clock.now()
+    _stream(home).roll(_cfg(home)["stream.max_lines"], moment, force)
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def state(ctx):
+    """Show (the default) or replace my current state, self/state.md."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(state_show)
+
+
+@state.command("show")
+@click.pass_obj
+def state_show(home):
+    """Print self/state.md; exit 1 when there is none yet."""
+    from anima import stream as pool_a
+
+    out(pool_a.read_state(home))
+
+
+@state.command("set")
+@click.argument("text", nargs=-1)
+@click.pass_obj
+def state_set(home, text):
+    """Replace self/state.md with TEXT (`-` or none: stdin, at most 64 KiB); empty is exit 77."""
+    from anima import stream as pool_a
+
+    pool_a.set_state(home, _text_of(text, "state set"))
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def memories(ctx):
+    """My memories, self/memories/TOPIC.md: list (the default), show, search."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(memories_list)
+
+
+@memories.command("list")
+@click.pass_obj
+def memories_list(home):
+    """Print each topic and its size in bytes, tab-separated, by name."""
+    from anima import stream as pool_a
+
+    _quiet_pipe(lambda: out("".join(f"{topic}\t{size}\n" for topic, size in pool_a.topics(home))))
+
+
+@memories.command("show")
+@click.argument("topic")
+@click.pass_obj
+def memories_show(home, topic):
+    """Print one memory. TOPIC is a plain name (no '/': a path is exit 77); missing is exit 1."""
+    from anima import stream as pool_a
+
+    text = pool_a.memory(home, topic)
+    _quiet_pipe(lambda: out(text))
+
+
+@memories.command("search")
+@click.argument("terms", nargs=-1, required=True)
+@click.pass_obj
+def memories_search(home, terms):
+    """Print the memory lines holding every TERM (any case; Chinese matches anywhere) as
+    TOPIC<TAB>LINE<TAB>text; exit 1 when none does."""
+    from anima import stream as pool_a
+
+    hits = pool_a.search(home, list(terms))
+    if not hits:
+        sys.exit(1)  # like grep: nothing matched, nothing said
+    _quiet_pipe(lambda: out("".join(f"{topic}\t{number}\t{line}\n" for topic, number, line in hits)))
+
+
+@click.command()
+@click.argument("date", metavar="[DATE]", required=False)
+@click.option("--list", "listing", is_flag=True, help="Print the dates that have a diary, oldest first.")
+@click.pass_obj
+def diary(home, date, listing):
+    """Print my diary of DATE (YYYY-MM-DD; default today, UTC), self/diary/DATE.md.
+
+    No diary that day is exit 1; DATE not a date is exit 2.
+    """
+    from anima import clock
+    from anima import stream as pool_a
+
+    if listing:
+        if date is not None:
+            raise click.UsageError("give a DATE or --list, not both")
+        _quiet_pipe(lambda: out("".join(day + "\n" for day in pool_a.diary_dates(home))))
+        return
+    text = pool_a.diary(home, date or clock.iso(clock.now())[:10])
+    _quiet_pipe(lambda: out(text))
