@@ -102,6 +102,8 @@ def _follow(path: str, lines: int) -> None:
                 _quiet_pipe(lambda chunk=pending: sys.stdout.buffer.write(chunk))
                 pending = b""
             time.sleep(0.25)
+            if _reader_gone():
+                sys.exit(0)
             now_identity = _identity(path)
             if now_identity is None:
                 continue
@@ -116,6 +118,20 @@ def _follow(path: str, lines: int) -> None:
                 pending, position = chunk[:cut], position + cut
     except KeyboardInterrupt:
         sys.exit(0)
+
+
+def _reader_gone() -> bool:
+    """Whether stdout is a pipe whose reader has gone (`| head` done): noticed without
+    waiting for the next line to fail, as `tail -f` would."""
+    import select
+    import stat
+
+    fd = sys.stdout.fileno()
+    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        return False
+    poller = select.poll()
+    poller.register(fd, 0)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
 
 
 def _identity(path: str):
