@@ -85,7 +85,7 @@ class Setting:
             value = [part.strip() for part in raw.split(",") if part.strip()]
         elif self.kind == "cron":
             value = " ".join(raw.split())
-        elif self.kind == "commands":
+        elif self.kind in ("commands", "routes"):
             try:
                 value = json.loads(raw)
             except ValueError:
@@ -265,7 +265,7 @@ def show_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return ",".join(value)
+        return ",".join(value) if all(isinstance(v, str) for v in value) else json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)  # what `config set` takes back
     return str(value)

@@ -20,6 +20,14 @@ def _names(directory: str) -> list[str]:
         return []
 
 
+def _mtime(path: str) -> float | None:
+    """A file's mtime, or None when it moved on between listing and looking (a consumer's claim)."""
+    try:
+        return os.stat(path).st_mtime
+    except FileNotFoundError:
+        return None
+
+
 def collect(home, now: float | None = None) -> dict:
     now = time.time() if now is None else now
     dead_dir = home.path("pipeline", queues.DEAD)
@@ -35,7 +43,7 @@ def collect(home, now: float | None = None) -> dict:
     for name in queues.QUEUES:
         q = queues.Queue(home, name)
         ready = _names(q.dir)
-        oldest = min((os.stat(os.path.join(q.dir, n)).st_mtime for n in ready), default=None)
+        oldest = min((m for m in (_mtime(os.path.join(q.dir, n)) for n in ready) if m is not None), default=None)
         out["queues"][name] = {
             "waiting": len(ready), "claimed": len(_names(os.path.join(q.dir, "cur"))),
             "done": len(_names(os.path.join(q.dir, "done"))), "dead": dead_by_queue.get(name, 0),
@@ -46,7 +54,8 @@ def collect(home, now: float | None = None) -> dict:
     for part in ("", "cur", "done"):
         directory = os.path.join(inbox.dir, part)
         for n in _names(directory):
-            age = now - os.stat(os.path.join(directory, n)).st_mtime
+            mtime = _mtime(os.path.join(directory, n))
+            age = now - mtime if mtime is not None else -1
             if 0 <= age < 86400:
                 per_hour[23 - int(age // 3600)] += 1
     out["events_per_hour"] = per_hour  # oldest hour first, the current hour last

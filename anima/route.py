@@ -76,12 +76,19 @@ def check_topology(rules, key: str) -> list:
                 value = rule.get(field, 2 if field == "expect" else 600)
                 if isinstance(value, bool) or not isinstance(value, int) or value < low:
                     raise ConfigError(f"{where}: {field} must be a whole number of at least {low}")
+        if rule["from"] in _targets(rule):
+            raise ConfigError(f"{where}: sends files back to its own queue {rule['from']!r} (a loop)")
     return rules
 
 
+# pipeline/ directories that are anima's own and no queue of a route's
+RESERVED = frozenset({"dead_letter", "heartbeat", "inbox", "message_queue", "action_queue"})
+
+
 def _queue_name(name, where: str) -> str:
-    if not isinstance(name, str) or not _NAME.fullmatch(name) or name == queues.DEAD:
-        raise ConfigError(f"{where}: must name a queue (a plain name, not dead_letter)")
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or name in RESERVED:
+        raise ConfigError(f"{where}: must name a queue: one of anima's ({', '.join(queues.QUEUES)}) or a plain "
+                          f"name of your own, not {', '.join(sorted(RESERVED))}")
     return name
 
 
@@ -97,6 +104,12 @@ def _check_condition(cond, where: str) -> None:
             raise ConfigError(f"{where}: not a regular expression: {e}") from None
     if cond[1] == "in" and not isinstance(cond[2], list):
         raise ConfigError(f"{where}: in takes a list")
+
+
+def _targets(rule: dict) -> list:
+    if rule["kind"] == "switch":
+        return [c["to"] for c in rule["cases"]] + [rule["default"]]
+    return rule["to"] if rule["kind"] == "broadcast" else [rule["to"]]
 
 
 def _get(doc, path: str):
@@ -146,9 +159,18 @@ def _copy(doc: dict, target: queues.Queue, suffix: str) -> None:
 
 
 def run(home, rules: list, by: str = "anima route") -> dict:
+    """One pass of every rule, under a lock (a second route at once is Busy: exit 75)."""
+    from anima import fs
+
+    with fs.locked(home.path("pipeline", "route"), wait=False, what="anima route (another one is running)"):
+        return _run(home, rules, by)
+
+
+def _run(home, rules: list, by: str) -> dict:
     counts = {"moved": 0, "merged": 0, "dead": 0}
     for rule in rules:
         source = _queue(home, rule["from"])
+        source.recover(300)  # what a killed route left claimed
         if rule["kind"] == "merge":
             _merge(home, rule, source, counts, by)
             continue

@@ -133,3 +133,22 @@ def test_conditions(cond, doc, result):
     from anima.route import holds
 
     assert holds(cond, doc) is result
+
+
+def test_loops_and_anima_directories_are_no_queues_of_a_route(run, inited):
+    for text, why in [('[[routes.rules]]\nname = "x"\nkind = "broadcast"\nfrom = "message"\nto = ["message"]\n', "a loop"),
+                      ('[[routes.rules]]\nname = "x"\nkind = "broadcast"\nfrom = "heartbeat"\nto = ["q"]\n',
+                       "must name a queue")]:
+        path = inited / "config.toml"
+        saved = path.read_text()
+        routes(inited, text)
+        r = run("route")
+        assert r.exit_code == 78 and why in r.stderr
+        path.write_text(saved)
+
+
+def test_config_get_and_set_of_routes(run, inited):
+    rules = [{"name": "fan", "kind": "broadcast", "from": "message", "to": ["log"]}]
+    assert run("config", "set", "routes.rules", json.dumps(rules)).exit_code == 0
+    assert json.loads(run("config", "get", "routes.rules").stdout) == rules
+    assert run("config", "list").exit_code == 0
