@@ -260,14 +260,17 @@ def toml_value(value) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
-def show_value(value) -> str:
-    """How `config get` prints a value: what `config set` accepts back."""
+def show_value(value, key: str | None = None) -> str:
+    """How `config get` prints a value: what `config set` takes back (a table or a list of
+    tables as JSON, a list of words comma-separated)."""
+    if key is not None and _lookup(key) is not None and _lookup(key).kind in ("commands", "routes"):
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return ",".join(value) if all(isinstance(v, str) for v in value) else json.dumps(value, ensure_ascii=False)
+        return ",".join(value)
     if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False)  # what `config set` takes back
+        return json.dumps(value, ensure_ascii=False)
     return str(value)
 
 

@@ -26,7 +26,7 @@ def get(home, key, as_json):
     if as_json:
         out_json(value)
     else:
-        out(config.show_value(value) + "\n")
+        out(config.show_value(value, key) + "\n")
 
 
 @cli.command("set")
@@ -51,4 +51,4 @@ def list_(home, as_json):
     if as_json:
         out_json(cfg.values)
     else:
-        out("".join(f"{key}\t{config.show_value(value)}\n" for key, value in cfg.values.items()))
+        out("".join(f"{key}\t{config.show_value(value, key)}\n" for key, value in cfg.values.items()))
