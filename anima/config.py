@@ -179,6 +179,9 @@ SETTINGS: dict[str, Setting] = {
     "stream.thought_max_chars": Setting(
         4000, "Longest thought `anima think` appends, in characters; a longer one is refused.",
         "int", 1, 1000000),
+    "internalize.quote_max_chars": Setting(
+        1000, "Longest quotation of someone's words `anima internalize` puts in the self-stream, in "
+        "characters; longer words are cut there and end with '…'.", "int", 20, 100000),
     "rhythm.catch_up": Setting(
         120, "Minutes a rule's scheduled time may lie in the past and still fire (after downtime, "
         "only the latest missed time of each rule fires, once).", "int", 0, 100000),
@@ -207,6 +210,7 @@ TABLE_HELP = {
     "prompt": "What `anima prompt` prints every turn.",
     "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",
     "stream": "The self-stream (Pool A): self/stream/now.md and its archive.",
+    "internalize": "How `anima internalize` turns events into her experience (the rules backend).",
     "rhythm": "The rhythm `anima tick` strikes (run it every minute from cron).",
     "rhythm.rules": "Rules: NAME = \"5-field cron expression\" (local time) or \"off\"; add your own.",
 }

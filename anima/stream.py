@@ -59,25 +59,43 @@ class Stream:
 
     # --- appending -----------------------------------------------------------------------
 
-    def append(self, text: str, by: str, at: float | None = None, max_chars: int | None = None) -> dict:
+    def append(self, text: str, by: str, at: float | None = None, max_chars: int | None = None,
+               extra: dict | None = None, held: bool = False, before=None) -> dict:
         """Append one entry of `text` (cleaned, see `clean`) and record it as `by`'s; return the
-        record written to the bookkeeping file."""
+        record written to the bookkeeping file.
+
+        `extra`: more fields for the record (never replacing gen, lines, by, at, sha256).
+        `held`: the caller already holds `lock()` (to check and append in one locked step).
+        `before(record)`: called under the lock once the record is known, before now.md is
+        written (a write-ahead note of what is about to be appended)."""
+        import contextlib
         import hashlib
 
         body = clean(text, max_chars)
         at = clock.now() if at is None else at
         block = f"{heading(at)}\n\n{body}\n\n"
-        with fs.locked(self.now_path):
+        with contextlib.nullcontext() if held else self.lock():
             current = fs.read_text(self.now_path) or ""
             # a hand edit that left the last line open is closed first: never glue onto it
             opening = "\n" if current and not current.endswith("\n") else ""
             first = _count_lines(current) + 1
             last = first + block.count("\n") - 1
+            record = {**(extra or {}), "gen": self.generation(), "lines": [first, last], "by": by,
+                      "at": clock.iso(at), "sha256": hashlib.sha256(block.encode("utf-8")).hexdigest()}
+            record = {k: record[k] for k in ("gen", "lines", "by", "at", "sha256")} | record
+            if before is not None:
+                before(record)
             fs.append(self.now_path, opening + block)
-            record = {"gen": self.generation(), "lines": [first, last], "by": by, "at": clock.iso(at),
-                      "sha256": hashlib.sha256(block.encode("utf-8")).hexdigest()}
-            fs.append(self.book, json.dumps(record, ensure_ascii=False) + "\n")
+            self.write_record(record)
         return record
+
+    def lock(self):
+        """The lock every change of now.md and its bookkeeping is made under."""
+        return fs.locked(self.now_path)
+
+    def write_record(self, record: dict) -> None:
+        """Append one record to the bookkeeping file (under `lock()`)."""
+        fs.append(self.book, json.dumps(record, ensure_ascii=False) + "\n")
 
     def generation(self) -> int:
         """The generation now.md is in: the `gen` of the last record in the bookkeeping file."""
@@ -122,7 +140,7 @@ class Stream:
 
     def roll(self, max_lines: int, now: float, force: bool = False) -> dict | None:
         """Move now.md into the archive if it is due (or `force`); return the roll record."""
-        with fs.locked(self.now_path):
+        with self.lock():
             text = self.text()
             why = ("forced" if text else None) if force else self.due(text, max_lines, now)
             if why is None:

@@ -1,0 +1,43 @@
+"""`anima internalize`: Pool B's events become her experience in the self-stream."""
+
+import click
+
+from anima.commands._io import out, read_input
+
+
+@click.command()
+@click.argument("source", metavar="[-]", required=False, type=click.Choice(["-"]))
+@click.option("--one", is_flag=True, help="Narrate a single waiting event (the oldest), not all.")
+@click.pass_obj
+def cli(home, source, one):
+    """Turn events into my first-person experience, appended to self/stream/now.md.
+
+    Takes each file waiting in message_queue (claimed, oldest first; --one: a single one),
+    or with `-` one envelope JSON on stdin, and appends what I live through: who spoke,
+    when I last heard from them, the time of day, my state, the memories it touches
+    (offline templates in core.lang). Others' words are always quoted (“…” in English,
+    「…」 in Chinese), on one line, with any quotation marks inside made nested ones.
+    Prints each entry as appended. An event already narrated is not narrated again.
+    A waiting file that is not a valid event goes to dead_letter/ with the reason;
+    an invalid envelope on stdin is exit 65, nothing written.
+    """
+    import json
+
+    from anima import config, queues
+    from anima.errors import DataError
+    from anima.internalize import Internalizer
+
+    worker = Internalizer(home, config.load(home.config))
+    if source == "-":
+        if one:
+            raise click.UsageError("give `-` or --one, not both")
+        raw = read_input("-", 16 * 1024 * 1024, "internalize -", "on stdin")
+        try:
+            doc = json.loads(raw)
+        except ValueError as e:
+            raise DataError(f"stdin: not valid JSON ({e})") from None
+        entry = worker.one(queues.check(doc, "stdin"))
+        if entry is not None:
+            out(entry)
+        return
+    worker.drain(1 if one else None, out)
