@@ -312,3 +312,31 @@ def test_a_malformed_message_goes_to_dead_letter(run, home):
     assert len(reasons) == 3
     assert any("text" in r for r in reasons) and any("reflection" in r for r in reasons)
     assert any("JSON" in r for r in reasons)
+
+
+def test_kill_9_during_internalize_narrates_each_event_once(anima_bin, home):
+    """Real processes killed at random moments, then a run to the end: every event in now.md
+    exactly once (or in the archive, had it rolled), none lost."""
+    import os
+    import random
+    import signal
+    import subprocess
+
+    env = {**os.environ, "ANIMA_HOME": str(home), "TZ": "UTC"}
+    subprocess.run([anima_bin, "init", "--lang", "en"], env=env, check=True, capture_output=True)
+    events = "".join(json.dumps({"text": f"message number {i} here", "speaker": "Alice"}) + "\n" for i in range(40))
+    subprocess.run([anima_bin, "say", "--json"], input=events, text=True, env=env, check=True, capture_output=True)
+    subprocess.run([anima_bin, "preprocess"], env=env, check=True)
+    rng = random.Random(11)
+    for _ in range(8):
+        p = subprocess.Popen([anima_bin, "internalize"], env=env, stdout=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.03, 0.12))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    from anima import queues
+    from anima.home import Home
+
+    queues.Queue(Home(str(home)), "message").recover(0)  # as a run after the claim timeout does
+    subprocess.run([anima_bin, "internalize"], env=env, check=True, stdout=subprocess.DEVNULL)
+    text = now_md(home) + "".join(p.read_text() for p in (home / "self" / "stream" / "archive").glob("*.md"))
+    assert [text.count(f"“message number {i} here”") for i in range(40)] == [1] * 40
