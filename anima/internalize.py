@@ -307,6 +307,8 @@ def compose(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[str, dic
             sentences.append(f"{who} 在{where}里说：{said}。" if where else f"{who} 说：{said}。")
         key = fold(speaker, NAME_MAX).casefold()
         extra["speaker"] = key
+        if where:  # where a reply to this message goes (anima externalize)
+            extra["scene"] = fold(scene, NAME_MAX)
         sentences.append(f"It is {part_of_day(at, lang)}" if en else f"现在是{part_of_day(at, lang)}")
         before = book.heard.get(key)
         if before is None or before > at:
