@@ -40,6 +40,7 @@ COMMANDS = {
     "session": ("anima.commands.session:cli", "Record turns for hosts that keep no transcripts of their own."),
     "think": ("anima.commands.stream:think", "Append my own first-person thought to the self-stream."),
     "internalize": ("anima.commands.internalize:cli", "Turn waiting events into my first-person experience in now.md."),
+    "externalize": ("anima.commands.externalize:cli", "Turn my own decisions in now.md into cited actions."),
     "stream": ("anima.commands.stream:stream", "Print the self-stream (now.md): its tail, -f to follow; roll it."),
     "state": ("anima.commands.stream:state", "Show or replace my current state (self/state.md)."),
     "memories": ("anima.commands.stream:memories", "List, show and search my memories (self/memories/)."),

@@ -292,3 +292,16 @@ def test_after_a_roll_a_pending_decision_is_not_lost(run, home):
     counts, printed = externalize_(home)
     assert [a["payload"]["command"] for a in printed] == ["note.add", "state.update"]
     assert printed[1]["payload"]["params"]["cites"] == {"gen": 1, "lines": [3]}
+
+
+def test_the_command(run, home):
+    setup(run)
+    think(run, "I decide to note: from the command")
+    r = run("externalize", "--now", "2026-11-30T09:00:00Z")
+    assert r.exit_code == 0, r.stderr
+    (action,) = [json.loads(line) for line in r.stdout.splitlines()]
+    assert action["envelope"]["timestamp"] == "2026-11-30T09:00:00Z"
+    assert action["payload"]["params"]["text"] == "from the command"
+    r = run("externalize")
+    assert r.exit_code == 0 and r.stdout == ""
+    assert run("externalize", "--now", "bad").exit_code == 2
