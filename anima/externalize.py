@@ -41,7 +41,7 @@ import re
 
 from anima import clock, fs, queues
 from anima.internalize import NAME_MAX, fold
-from anima.stream import TOPIC, Stream
+from anima.stream import Stream
 
 BY = "anima externalize"
 
