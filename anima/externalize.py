@@ -154,25 +154,13 @@ class View:
 
     def refresh(self) -> None:
         self._now = None
-        try:
-            size = os.path.getsize(self.stream.book)
-        except FileNotFoundError:
-            size = 0
-        if size < self.offset:
+        records, offset = fs.new_json_lines(self.stream.book, self.offset)
+        if records is None:  # the bookkeeping was replaced: read it all again
             self.__init__(self.stream)
-        if size == self.offset:
-            return
-        with open(self.stream.book, "rb") as f:
-            f.seek(self.offset)
-            data = f.read(size - self.offset)
-        cut = data.rfind(b"\n") + 1
-        self.offset += cut
-        for raw in data[:cut].split(b"\n"):
-            try:
-                record = json.loads(raw)
-            except ValueError:
-                continue
-            if not isinstance(record, dict) or not isinstance(record.get("gen"), int):
+            records, offset = fs.new_json_lines(self.stream.book, 0)
+        self.offset = offset
+        for record in records:
+            if not isinstance(record.get("gen"), int):
                 continue
             self.gen = record["gen"]
             lines = record.get("lines")

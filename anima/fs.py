@@ -161,6 +161,36 @@ def settled(signatures, started_ns: int) -> bool:
     return all(sig is None or sig[0] < started_ns - RACY_NS for sig in signatures)
 
 
+def new_json_lines(path: str, offset: int) -> tuple[list[dict] | None, int]:
+    """The JSON objects on the whole lines appended to `path` after byte `offset`, and the
+    offset past them (a torn last line waits until it is whole; a line that is not a JSON
+    object is skipped). (None, 0) when the file is now shorter than `offset`: it was
+    replaced, and the caller starts over."""
+    import json
+
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        size = 0
+    if size < offset:
+        return None, 0
+    if size == offset:
+        return [], offset
+    with open(path, "rb") as f:
+        f.seek(offset)
+        data = f.read(size - offset)
+    cut = data.rfind(b"\n") + 1
+    out = []
+    for raw in data[:cut].split(b"\n"):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out, offset + cut
+
+
 def read_bytes(path: str) -> bytes | None:
     """The file's bytes, or None when it does not exist. A symlink is refused."""
     try:

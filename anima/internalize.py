@@ -92,26 +92,12 @@ class Book:
         self.begun: dict[str, dict] = {}  # event -> its last journal line
 
     def refresh(self) -> None:
-        try:
-            size = os.path.getsize(self.stream.book)
-        except FileNotFoundError:
-            size = 0
-        if size < self.offset:
+        records, offset = fs.new_json_lines(self.stream.book, self.offset)
+        if records is None:  # the bookkeeping was replaced: read it all again
             self.__init__(self.stream)
-        if size == self.offset:
-            return
-        with open(self.stream.book, "rb") as f:
-            f.seek(self.offset)
-            data = f.read(size - self.offset)
-        cut = data.rfind(b"\n") + 1  # a torn last line is read when whole
-        self.offset += cut
-        for line in data[:cut].split(b"\n"):
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(record, dict):
-                continue
+            records, offset = fs.new_json_lines(self.stream.book, 0)
+        self.offset = offset
+        for record in records:
             if isinstance(record.get("gen"), int):
                 self.gen = record["gen"]
             self.last = record
@@ -127,25 +113,13 @@ class Book:
 
     def journaled(self, key: str) -> dict | None:
         """The last journal line for `key`, read incrementally like the records."""
-        try:
-            size = os.path.getsize(self.journal_path)
-        except FileNotFoundError:
-            size = 0
-        if size < self.joffset:
-            self.joffset, self.begun = 0, {}
-        if size > self.joffset:
-            with open(self.journal_path, "rb") as f:
-                f.seek(self.joffset)
-                data = f.read(size - self.joffset)
-            cut = data.rfind(b"\n") + 1
-            self.joffset += cut
-            for line in data[:cut].split(b"\n"):
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(entry, dict) and isinstance(entry.get("event"), str):
-                    self.begun[entry["event"]] = entry
+        entries, self.joffset = fs.new_json_lines(self.journal_path, self.joffset)
+        if entries is None:
+            self.begun = {}
+            entries, self.joffset = fs.new_json_lines(self.journal_path, 0)
+        for entry in entries:
+            if isinstance(entry.get("event"), str):
+                self.begun[entry["event"]] = entry
         return self.begun.get(key)
 
     def begin(self, key: str, record: dict) -> None:
