@@ -33,6 +33,18 @@ class Run:
 
 
 @pytest.fixture
+def utc(monkeypatch):
+    """The local time zone is UTC (for what anima reads in local time)."""
+    import time
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.delenv("TZ")
+    time.tzset()
+
+
+@pytest.fixture
 def run():
     """Invoke the CLI in-process: result.exit_code, result.stdout, result.stderr."""
     return Run()

@@ -2,7 +2,6 @@
 
 import json
 import os
-import time
 
 import pytest
 
@@ -14,13 +13,7 @@ from anima.stream import Stream
 T0 = "2026-11-30T08:00:00Z"
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc")  # local time is UTC in these tests
 
 
 def setup(run, lang="en"):

@@ -13,13 +13,7 @@ QUOTES = {"en": ("“", "”"), "zh": ("「", "」")}
 HEADING = re.compile(r"## \d{4}-\d\d-\d\d \d\d:\d\d$")
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc")  # local time is UTC in these tests
 
 
 def now_md(home):

@@ -27,6 +27,13 @@ def read_input(file: str | None, limit: int, what: str, how: str = "on stdin or 
         raise UsageError(f"{file}: {e.strerror}") from None
 
 
+def text_or_stdin(words: tuple, what: str, limit: int = 64 * 1024) -> str:
+    """TEXT given as arguments (joined with spaces), or read from stdin for `-` or none."""
+    if words in ((), ("-",)):
+        return read_input(None, limit, what, "as arguments or on stdin")
+    return " ".join(words)
+
+
 def out(text: str) -> None:
     """Write data to stdout as UTF-8 bytes, whatever the locale says."""
     stream = sys.stdout.buffer

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from anima.commands._io import json_option, out, out_json, read_input, warn
+from anima.commands._io import json_option, out, out_json, read_input, text_or_stdin, warn
 from anima.errors import DataError, UsageError
 
 
@@ -151,8 +151,7 @@ def profile(ctx, as_json):
 @click.pass_obj
 def profile_set(home, text):
     """Write the profile by hand (TEXT, or stdin with `-` or no TEXT); it wins outright."""
-    body = read_input(None, 64 * 1024, "profile set", "as arguments or on stdin") if text in ((), ("-",)) \
-        else " ".join(text)
+    body = text_or_stdin(text, "profile set")
     from anima import clock
 
     _store(home).set_handwritten(body, clock.now())

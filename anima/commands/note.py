@@ -46,13 +46,9 @@ def add(home, text):
     or a near-duplicate of a live note (whose heat is refreshed instead).
     """
     from anima import clock
-    from anima.commands._io import read_input
+    from anima.commands._io import text_or_stdin
 
-    if text in ((), ("-",)):
-        body = read_input(None, 64 * 1024, "note add", "as arguments or on stdin")
-    else:
-        body = " ".join(text)
-    nid, archived = _store(home).add(body, _load(home), clock.now())
+    nid, archived = _store(home).add(text_or_stdin(text, "note add"), _load(home), clock.now())
     if archived:
         warn(f"moved {len(archived)} oldest notes to the archive (notes.max_entries / notes.max_chars)")
     out(nid + "\n")

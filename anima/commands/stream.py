@@ -3,7 +3,7 @@ import sys
 
 import click
 
-from anima.commands._io import out
+from anima.commands._io import out, text_or_stdin
 
 INPUT_LIMIT = 64 * 1024
 
@@ -18,14 +18,6 @@ def _cfg(home):
     from anima import config
 
     return config.load(home.config)
-
-
-def _text_of(words, what: str) -> str:
-    from anima.commands._io import read_input
-
-    if words in ((), ("-",)):
-        return read_input(None, INPUT_LIMIT, what, "as arguments or on stdin")
-    return " ".join(words)
 
 
 def _quiet_pipe(write):
@@ -55,7 +47,7 @@ def think(home, text):
     Refused with exit 77, nothing written: empty, or over stream.thought_max_chars.
     Not UTF-8: exit 65.
     """
-    body = _text_of(text, "think")
+    body = text_or_stdin(text, "think", INPUT_LIMIT)
     _stream(home).append(body, "think", max_chars=_cfg(home)["stream.thought_max_chars"])
 
 
@@ -185,7 +177,7 @@ def state_set(home, text):
     """Replace self/state.md with TEXT (`-` or none: stdin, at most 64 KiB); empty is exit 77."""
     from anima import stream as pool_a
 
-    pool_a.set_state(home, _text_of(text, "state set"))
+    pool_a.set_state(home, text_or_stdin(text, "state set", INPUT_LIMIT))
 
 
 @click.group(invoke_without_command=True)
