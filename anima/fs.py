@@ -78,6 +78,25 @@ def atomic_write(path: str, data: bytes | str, mode: int = FILE_MODE, durable: b
         _fsync_dir(os.path.dirname(tmp))
 
 
+@contextlib.contextmanager
+def replacing(path: str, mode: int = FILE_MODE):
+    """A binary file to write `path`'s new content into, streamed: it replaces `path` (fsync,
+    rename, fsync dir) when the block ends, and is removed if the block raises."""
+    _refuse_symlink(path)
+    tmp = _temp_with(path, b"", mode, durable=False)
+    try:
+        with open(tmp, "wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(os.path.dirname(tmp))
+
+
 def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:
     """Write `path` only if it does not exist yet, atomically; return whether it was written.
 

@@ -1,0 +1,62 @@
+import os
+import sys
+
+import click
+
+from anima.errors import NotFound, UsageError
+
+
+@click.command("export")
+@click.argument("file", required=False, default="-", metavar="[FILE|-]")
+@click.pass_obj
+def export(home, file):
+    """Write the whole self as one zstd-compressed tar with a manifest of hashes.
+
+    FILE (default `-`, stdout; refused when stdout is a terminal) receives the archive; a
+    FILE is written whole or not at all. Everything under the home goes in except cache/,
+    index/, .git/ and lock and temp files, which are rebuilt or not the self's. A file that
+    changes while it is being read exits 75 (try again). `anima import` reads it back.
+    """
+    from anima import fs, portable
+
+    if not os.path.isdir(home.root):
+        raise NotFound(f"{home.root}: no anima home here")
+    if file == "-":
+        if sys.stdout.isatty():
+            raise UsageError("export: refusing to write a binary archive to a terminal; give FILE or a pipe")
+        portable.export(home.root, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    with fs.replacing(os.path.abspath(file)) as out:
+        portable.export(home.root, out)
+
+
+@click.command("import")
+@click.argument("file", metavar="FILE|-")
+@click.option("--into", metavar="DIR", type=click.Path(file_okay=False),
+              help="Where the new home goes.  [default: the home, --home or ANIMA_HOME]")
+@click.pass_obj
+def import_cmd(home, file, into):
+    """Unpack an archive from `anima export` as a new home, verified before it lands.
+
+    The archive is unpacked beside the target and checked against its manifest (every
+    file's size and sha256, nothing missing, nothing extra, no path leaving the home); only
+    then is it renamed into place, so a damaged or tampered archive (exit 65) leaves nothing
+    behind. The target must not exist or be empty (else exit 77). cache/ and index/ are not
+    in an archive: `anima index rebuild` makes the index again if it was on.
+    """
+    from anima import portable
+
+    target = into or home.root
+    if file == "-":
+        if sys.stdin.isatty():
+            raise UsageError("import: give FILE, or the archive on stdin")
+        portable.import_(sys.stdin.buffer, target)
+        return
+    try:
+        with open(file, "rb") as f:
+            portable.import_(f, target)
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        if e.filename == file:
+            raise UsageError(f"{file}: {e.strerror}") from None
+        raise
