@@ -239,6 +239,7 @@ class Externalizer:
         self.cursor_path = home.path("pipeline", "externalize.cursor")
         self.journal_path = home.path("pipeline", "externalize.journal")
         self.actions = queues.Queue(home, "action")
+        self._journal_ids: set[str] | None = None
 
     def cursor(self) -> tuple[int, int]:
         try:
@@ -275,6 +276,7 @@ class Externalizer:
         """Act on every decision of hers since the cursor; return counts."""
         now = clock.now() if now is None else now
         counts = {"queued": 0, "unjustified": 0, "already": 0}
+        self._journal_ids = None
         with fs.locked(self.cursor_path, what="anima externalize"):
             self.view.refresh()
             cgen, cline = self.cursor()
@@ -301,8 +303,12 @@ class Externalizer:
             at = 0
         doc["envelope"]["id"] = f"act_{int(at) * 10**9:020d}g{record['gen']}l{n}d{k}"
         name = doc["envelope"]["id"] + ".json"
-        if self.actions.has(name) or os.path.exists(os.path.join(self.actions.dead, name)):
+        dead = os.path.exists(os.path.join(self.actions.dead, name))
+        if dead or self.actions.has(name):
             counts["already"] += 1
+            if doc["envelope"]["id"] not in self._journaled():  # a run killed between the two
+                buried = dead and _why(os.path.join(self.actions.dead, name + ".reason")).startswith("unjustified")
+                self._journal(record, n, doc["envelope"]["id"], "unjustified" if buried else "queued", now)
             return
         if why is None:
             why = justify(self.view, doc["payload"])
@@ -314,9 +320,27 @@ class Externalizer:
             counts["queued"] += 1
             if emit:
                 emit(json.dumps(doc, ensure_ascii=False) + "\n")
-        fs.append(self.journal_path, json.dumps({"gen": record["gen"], "line": n, "action": doc["envelope"]["id"],
-                                                 "outcome": "unjustified" if why else "queued",
-                                                 "at": clock.iso(now)}) + "\n")
+        self._journal(record, n, doc["envelope"]["id"], "unjustified" if why else "queued", now)
+
+    def _journaled(self) -> set[str]:
+        """The action ids the journal names (read once a run, on the first decision already made)."""
+        if self._journal_ids is None:
+            entries, _ = fs.new_json_lines(self.journal_path, 0)
+            self._journal_ids = {e.get("action") for e in entries or ()}
+        return self._journal_ids
+
+    def _journal(self, record, n, action, outcome, now) -> None:
+        fs.append(self.journal_path, json.dumps({"gen": record["gen"], "line": n, "action": action,
+                                                 "outcome": outcome, "at": clock.iso(now)}) + "\n")
+        if self._journal_ids is not None:
+            self._journal_ids.add(action)
+
+
+def _why(reason_path: str) -> str:
+    try:
+        return str(json.loads(fs.read_text(reason_path) or "").get("why", ""))
+    except (ValueError, AttributeError):
+        return ""
 
 
 def bury(queue: queues.Queue, doc: dict, why: str) -> str:
