@@ -47,6 +47,7 @@ COMMANDS = {
     "diary": ("anima.commands.stream:diary", "Print my diary of a day, or list its days."),
     "export": ("anima.commands.portable:export", "Write the whole self as one archive (zstd tar with a manifest)."),
     "import": ("anima.commands.portable:import_cmd", "Make a home from an export, verified before anything lands."),
+    "why": ("anima.commands.why:cli", "What the agent was told at a moment, and where each piece came from."),
     "prompt": ("anima.commands.prompt:cli", "Print the system-prompt injection for this turn."),
 }
 

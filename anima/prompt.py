@@ -120,6 +120,7 @@ class Context:
         self.home, self.cfg, self.cwd, self.lang = home, cfg, cwd, lang
         self.inputs = inputs if inputs is not None else []  # every file read: the cache depends on them
         self.shown: set = set()  # ids of the items printed so far, so that no section repeats another
+        self.sources: dict = {}  # section -> {what: sha256} of the files it printed, for log/injections.jsonl
 
     def read(self, path: str) -> str | None:
         self.inputs.append(path)
@@ -135,6 +136,7 @@ def self_section(ctx: Context) -> Section | None:
         text = ctx.read(path)
         if text is not None:
             found.append(blocks.parse(text, key, path))
+            ctx.sources.setdefault("self", {})[key] = _sha(text)
     if not found:
         return None
     body = "\n\n".join(f"### {b.title}\n\n{b.body}" for b in found)
@@ -152,6 +154,7 @@ def project_section(ctx: Context) -> Section | None:
             rest = len(f.read()) if len(data) > limit * 4 else 0
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
         return None
+    ctx.sources["project"] = {path: _sha(data)}  # of what was read: the whole file, or the prefix a cut shows
     text = data.decode("utf-8", errors="replace").strip("\n").rstrip()
     if not text.strip():
         return None
@@ -204,11 +207,33 @@ def budgeted_section(ctx: Context, name: str, remaining: int) -> Section | None:
 
 
 class Prompt:
-    def __init__(self, text: str, stats: list, warnings: list, injected: dict):
+    def __init__(self, text: str, stats: list, warnings: list, injected: dict, record: dict | None = None):
         self.text = text
         self.stats = stats  # (section, used, limit or None)
         self.warnings = warnings
         self.injected = injected  # section -> ids of items printed
+        self.record = record or {}  # what log/injections.jsonl says of it (without the time)
+
+
+def _sha(data: str | bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def injection_record(sections: list[Section], text: str, sources: dict, cwd: str) -> dict:
+    """What a prompt told the agent, as hashes and ids only (never text): the whole text's
+    sha256, and per section its size, its body's sha256, the items (notes, facts) it printed
+    and the files it printed whole (blocks, the project file) with their sha256."""
+    parts = []
+    for s in sections:
+        part = {"name": s.name, "chars": s.used, "sha256": _sha(s.body)}
+        if s.items:
+            part["items"] = s.items
+        if s.name in sources:
+            part["files"] = sources[s.name]
+        parts.append(part)
+    return {"sha256": _sha(text), "chars": len(text), "cwd": cwd, "sections": parts}
 
 
 def assemble(ctx: Context, names: list[str]) -> Prompt:
@@ -239,7 +264,8 @@ def assemble(ctx: Context, names: list[str]) -> Prompt:
     if any(n in names for n in BUDGETED):
         stats.append(("total", budget_used, ctx.cfg["prompt.budget.total"]))
     injected = {s.name: s.items for s in sections if s.items}
-    return Prompt(render(sections, ctx.lang), stats, warnings, injected)
+    text = render(sections, ctx.lang)
+    return Prompt(text, stats, warnings, injected, injection_record(sections, text, ctx.sources, ctx.cwd))
 
 
 def format_stats(stats: list) -> str:
@@ -277,7 +303,7 @@ def cached(path: str, key: dict) -> Prompt | None:
         for input_path, sig in entry["inputs"]:
             if fs.signature(input_path) != sig:
                 return None
-        return Prompt(entry["text"], entry["stats"], entry["warnings"], entry["injected"])
+        return Prompt(entry["text"], entry["stats"], entry["warnings"], entry["injected"], entry["record"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -288,7 +314,7 @@ def store(path: str, key: dict, prompt: Prompt, inputs: list[str], started_ns: i
     if not fs.settled((sig for _, sig in sigs), started_ns):
         return
     entry = {"key": key, "inputs": sigs, "text": prompt.text, "stats": prompt.stats,
-             "warnings": prompt.warnings, "injected": prompt.injected}
+             "warnings": prompt.warnings, "injected": prompt.injected, "record": prompt.record}
     fs.ensure_dir(os.path.dirname(path))
     fs.atomic_write(path, json.dumps(entry, ensure_ascii=False), durable=False)
     _prune(os.path.dirname(path))
@@ -330,4 +356,14 @@ def build(home, cwd: str, lang: str | None, names: list[str] | None, environ=os.
     for section, ids in prompt.injected.items():
         if section in INJECTION_RECORDERS:
             _resolve(INJECTION_RECORDERS[section])(home, ids)
+    log_injection(home, prompt)
     return prompt
+
+
+def log_injection(home, prompt: Prompt) -> None:
+    """One line of log/injections.jsonl per call: when, and what was injected (anima why)."""
+    from anima import clock
+
+    line = json.dumps({"at": clock.iso(clock.now()), **prompt.record}, ensure_ascii=False) + "\n"
+    fs.ensure_dir(home.path("log"))
+    fs.append(home.path("log", "injections.jsonl"), line)

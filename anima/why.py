@@ -1,0 +1,159 @@
+"""`anima why`: what the agent was told about itself and the person at a moment, and where
+each piece came from.
+
+Every `anima prompt` appends one line to log/injections.jsonl (anima.prompt.log_injection):
+the time, the whole text's sha256 and size, and per section its size, body sha256, the ids
+of the items it printed (notes, facts, profile lines, habits) and the files it printed whole
+(the blocks, the project file) with their sha256 — hashes and ids, never text. `why` finds
+the last line at or before a time and traces each piece back to where it lives now: a block
+to its current file or the .history version with the same sha256, a note to notes.md or its
+archive, a fact to facts/facts.jsonl and from there to its turn.
+"""
+
+import json
+import os
+import re
+
+from anima import fs
+
+LOG = ("log", "injections.jsonl")
+
+
+def records(home):
+    """Every injection record, oldest first (unparseable lines skipped)."""
+    text = fs.read_text(home.path(*LOG)) or ""
+    for line in text.split("\n"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("at"), str):
+            yield record
+
+
+def find(home, at: float | None) -> dict | None:
+    """The last record at or before `at` (any time when None)."""
+    from anima import clock
+
+    found = None
+    for record in records(home):
+        try:
+            when = clock.parse(record["at"], "at")
+        except Exception:
+            continue
+        if at is None or when <= at:
+            found = record
+    return found
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _rel(home, path: str) -> str:
+    rel = os.path.relpath(path, home.root)
+    return path if rel.startswith("..") else rel
+
+
+class Tracer:
+    """Looks pieces up where they live now; each lookup reads its store once."""
+
+    def __init__(self, home):
+        self.home = home
+        self._notes = None
+        self._facts = None
+
+    def block(self, key: str, sha: str) -> tuple[str, str]:
+        from anima import blocks
+
+        path = blocks.block_path(self.home.blocks, key)
+        data = fs.read_bytes(path)
+        if data is not None and _sha(data) == sha:
+            return "current", _rel(self.home, path)
+        for rev in reversed(blocks.revisions(self.home.blocks, key)):
+            old = os.path.join(blocks.history_dir(self.home.blocks, key), f"{rev}.md")
+            if _sha(fs.read_bytes(old) or b"") == sha:
+                return f"revision {rev}, replaced since", _rel(self.home, old)
+        return "drift: no version of the block has this text (edited by hand, or history removed)", \
+            _rel(self.home, path)
+
+    def file(self, path: str, sha: str) -> tuple[str, str]:
+        try:
+            with open(path, "rb") as f:  # the project file may be a symlink, as prompt allows
+                data = f.read()
+        except OSError:
+            return "gone", path
+        if _sha(data) == sha:
+            return "unchanged", path
+        return "changed since", path
+
+    def note(self, nid: str) -> tuple[str, str, str]:
+        from anima import notes
+
+        if self._notes is None:
+            store = notes.Store(self.home)
+            meta = store.meta().get("notes", {})
+            self._notes = {n.id: ("live, by " + meta.get(n.id, {}).get("author", "person"),
+                                  f"{_rel(self.home, store.file)}:{n.line}", n.text) for n in store.notes()}
+            try:
+                months = sorted(os.listdir(store.archive_dir))
+            except FileNotFoundError:
+                months = []
+            for month in months:
+                path = os.path.join(store.archive_dir, month)
+                for line in (fs.read_text(path) or "").split("\n"):
+                    if line.strip() and not line.startswith("## "):
+                        self._notes.setdefault(notes.note_id(line), ("archived", _rel(self.home, path), line))
+        return self._notes.get(nid, ("gone: in neither notes.md nor its archive", "", ""))
+
+    def fact(self, fid: str) -> tuple[str, str, str]:
+        from anima import facts
+
+        if self._facts is None:
+            self._facts = {f["id"]: f for f in facts.FactStore(self.home).load()}
+        f = self._facts.get(fid)
+        if f is None:
+            return "gone: not in facts/facts.jsonl", "", ""
+        src = f.get("source") or {}
+        where = f"{src.get('session')}:{src.get('line')} ({src.get('who')}, {src.get('said')})"
+        return f.get("status", "?"), where, f.get("text", "")
+
+    def item(self, section: str, iid: str) -> dict:
+        if section == "notes":
+            state, where, text = self.note(iid)
+            return {"kind": "note", "id": iid, "state": state, "where": where, "text": text}
+        m = re.fullmatch(r"profile:(\d+)", iid)
+        if m:
+            from anima import facts
+
+            path = facts.FactStore(self.home).profile_path
+            return {"kind": "profile line", "id": iid, "state": "hand-written",
+                    "where": f"{_rel(self.home, path)}#{int(m.group(1)) + 1}", "text": ""}
+        if iid.startswith("habit:"):
+            from anima import facts
+
+            path = facts.FactStore(self.home).habits_path
+            return {"kind": "habit", "id": iid, "state": "promoted", "where": _rel(self.home, path), "text": ""}
+        state, where, text = self.fact(iid)
+        return {"kind": "fact", "id": iid, "state": state, "where": where, "text": text}
+
+
+def explain(home, record: dict) -> list[dict]:
+    """One row per piece of the prompt `record` describes: section, kind, id, state, where, text."""
+    tracer = Tracer(home)
+    rows = []
+    for section in record.get("sections", []):
+        name = section.get("name", "?")
+        for key, sha in (section.get("files") or {}).items():
+            if name == "self":
+                state, where = tracer.block(key, sha)
+                rows.append({"section": name, "kind": "block", "id": key, "state": state, "where": where, "text": ""})
+            else:
+                state, where = tracer.file(key, sha)
+                rows.append({"section": name, "kind": "file", "id": os.path.basename(key), "state": state,
+                             "where": where, "text": ""})
+        for iid in section.get("items", []):
+            rows.append({"section": name, **tracer.item(name, iid)})
+    return rows
