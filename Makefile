@@ -47,6 +47,7 @@ bench: $(STAMP) ## Measure speed against references taken in the same run.
 	$(BIN)/python bench/recall.py || status=1; \
 	$(BIN)/python bench/index.py || status=1; \
 	$(BIN)/python bench/recall_quality.py || status=1; \
+	$(BIN)/python bench/stream.py || status=1; \
 	exit $$status
 
 man: $(STAMP) tools ## Check the man pages and show anima(1).

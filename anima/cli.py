@@ -48,6 +48,8 @@ COMMANDS = {
     "export": ("anima.commands.portable:export", "Write the whole self as one archive (zstd tar with a manifest)."),
     "import": ("anima.commands.portable:import_cmd", "Make a home from an export, verified before anything lands."),
     "why": ("anima.commands.why:cli", "What the agent was told at a moment, and where each piece came from."),
+    "verify": ("anima.commands.trust:verify", "Re-derive every source hash: orphans, drift, stale derivations."),
+    "check": ("anima.commands.trust:check", "Property checks over the whole home, for cron and CI."),
     "prompt": ("anima.commands.prompt:cli", "Print the system-prompt injection for this turn."),
 }
 

@@ -149,6 +149,9 @@ SETTINGS: dict[str, Setting] = {
         3, "Approved facts a tag needs before `anima habits` suggests it as a habit.", "int", 1, 1000),
     "facts.profile": Setting(
         True, "Whether `anima prompt` prints the profile (about the person); `anima profile on|off`.", "bool"),
+    "facts.single_valued_tags": Setting(
+        [], "Tags a person marked as holding one value at a time (city, employer): `anima check` "
+        "reports two approved facts on one of them as a contradiction.", "words"),
     "dispatch.commands": Setting(
         {}, "Commands `anima dispatch` may run besides its built-ins: name = [argv, ...], never "
         "through a shell; {param} in an argument is replaced by that action parameter.", "commands"),

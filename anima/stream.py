@@ -121,8 +121,28 @@ class Stream:
         return fs.read_text(self.now_path) or ""
 
     def tail(self, n: int) -> str:
-        lines = self.text().splitlines(keepends=True)
-        return "".join(lines[-n:]) if n > 0 else ""
+        """The last `n` lines of now.md, reading only as much of its end as they need (a
+        stream nobody rolled may be large; `anima stream` runs often)."""
+        if n <= 0:
+            return ""
+        try:
+            fd = fs._open_nofollow(self.now_path, os.O_RDONLY)
+        except FileNotFoundError:
+            return ""
+        with os.fdopen(fd, "rb") as f:
+            end = f.seek(0, os.SEEK_END)
+            size = max(_TAIL_BYTES, 160 * n)
+            while True:
+                start = max(0, end - size)
+                f.seek(start)
+                data = f.read(end - start)
+                if start:  # the cut may fall inside a line or a character: start after a \n
+                    cut = data.find(b"\n") + 1
+                    data = data[cut:] if cut else b""
+                lines = fs.decode(data, self.now_path).splitlines(keepends=True)
+                if start == 0 or len(lines) > n:
+                    return "".join(lines[-n:])
+                size *= 4
 
     # --- rollover ------------------------------------------------------------------------
 

@@ -8,10 +8,6 @@ import signal
 import subprocess
 import time
 
-import pytest
-
-pytestmark = pytest.mark.slow
-
 LINES_PER_THOUGHT = 30
 
 

@@ -252,3 +252,17 @@ def test_dispatch_writes_what_these_commands_read(run, home, monkeypatch):
     assert run("diary", day).stdout.endswith("I wrote this.\n\n")
     assert run("state").stdout == "Content.\n"
     assert run("memories", "search", "chess").stdout == "about_bob\t1\tBob plays chess.\n"
+
+
+def test_stream_tail_of_a_large_stream_reads_its_end(run, home):
+    """-n N of a now.md far larger than the tail it reads: the same lines as splitting it all,
+    whatever the breaks (\\r\\n, U+2028) and multi-byte characters where the read is cut."""
+    assert run("init").exit_code == 0
+    path = home / "self" / "stream" / "now.md"
+    text = "".join(("é中" * (i % 300)) + str(i) + ("\n", "\r\n", "\u2028")[i % 3] for i in range(4000))
+    path.write_bytes(text.encode("utf-8"))
+    for n in (1, 7, 20, 500, 5000):
+        r = run("stream", "-n", str(n))
+        assert r.exit_code == 0 and r.stdout_bytes.decode() == "".join(text.splitlines(keepends=True)[-n:])
+    path.write_bytes(text.rstrip("\n").encode("utf-8"))  # a last line left open by a hand edit
+    assert run("stream", "-n", "2").stdout_bytes.decode() == "".join(text.rstrip("\n").splitlines(keepends=True)[-2:])
