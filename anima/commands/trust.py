@@ -1,0 +1,62 @@
+import click
+
+from anima.commands._io import json_option, out, out_json
+from anima.errors import NotFound, UsageError
+
+
+@click.command()
+@click.option("--only", metavar="LIST", help="Comma-separated checks to run: budget, private, secret, "
+              "contradiction, stale, mode.  [default: all]")
+@json_option("Print one JSON object per finding (NDJSON).")
+@click.pass_obj
+def check(home, only, as_json):
+    """Property checks over the whole home, for cron and CI: quiet and exit 0 when sound.
+
+    One tab-separated line per finding: CHECK, WHERE, WHAT. Checks: budget (blocks, notes
+    and prompt sections within their caps), private (user private data in a note or block),
+    secret (an API key, token or password in the self's text files), contradiction (two
+    approved facts on a tag in facts.single_valued_tags), stale (a fact whose source turn is
+    gone or changed; `anima verify` tells which), mode (files 0600, directories 0700, no
+    symbolic links). Exit 1 when anything is found. Findings never repeat private data.
+    """
+    from anima import check as checks
+    from anima import config
+
+    names = None
+    if only is not None:
+        names = [n.strip() for n in only.split(",") if n.strip()]
+        bad = [n for n in names if n not in checks.CHECKS]
+        if bad or not names:
+            raise UsageError(f"--only: unknown check {bad[0]!r}" if bad else "--only: no check named"
+                             f"; checks: {', '.join(checks.CHECKS)}")
+    found = checks.run(home, config.load(home.config), names)
+    if as_json:
+        for f in found:
+            out_json(f.as_dict())
+    else:
+        out("".join(f"{f.check}\t{f.where}\t{f.what}\n" for f in found))
+    if found:
+        raise NotFound(f"check: {len(found)} finding{'s' if len(found) != 1 else ''}")
+
+
+@click.command()
+@json_option("Print one JSON object per problem (NDJSON).")
+@click.pass_obj
+def verify(home, as_json):
+    """Re-derive every recorded source hash; report orphans, drift and stale derivations.
+
+    One tab-separated line per problem: KIND (orphan: the source is gone; drift: the
+    source's text changed; stale: the derivation no longer says what its source says),
+    WHERE (the derived thing), SOURCE, WHAT. Changes nothing. Exit 1 when anything is wrong.
+    """
+    from anima import config, provenance
+    from anima.commands._io import warn
+
+    problems = provenance.verify(home, config.load(home.config), lambda m: warn(f"warning: {m}"))
+    if as_json:
+        for p in problems:
+            out_json(p.as_dict())
+    else:
+        out("".join(f"{p.kind}\t{p.where}\t{p.source}\t{p.what}\n" for p in problems))
+    if problems:
+        raise NotFound(f"verify: {len(problems)} problem{'s' if len(problems) != 1 else ''}")

@@ -1,0 +1,117 @@
+"""anima check and anima verify: property checks and provenance over the whole home."""
+
+import json
+import os
+
+import pytest
+
+from conftest import snapshot
+
+
+def sound_home(run):
+    assert run("init", "--lang", "en").exit_code == 0
+    assert run("note", "add", "I answer better when I slow down before replying.").exit_code == 0
+    for text in ("I live in Lisbon now.", "I moved to Porto in May."):
+        assert run("session", "append", "--session", "s1", "--role", "user", text).exit_code == 0
+    a = run("stage", "--session", "s1", "--line", "2", "--quote", "I live in Lisbon", "--tag", "city").stdout.strip()
+    b = run("stage", "--session", "s1", "--line", "3", "--quote", "I moved to Porto", "--tag", "city").stdout.strip()
+    assert run("approve", a, b).exit_code == 0
+    return a, b
+
+
+def findings(run, *args):
+    r = run("check", "--json", *args)
+    return r, [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def test_a_sound_home_is_quiet_and_changes_nothing(run, home):
+    sound_home(run)
+    before = snapshot(home)
+    r = run("check")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+    r = run("verify")
+    assert (r.exit_code, r.stdout) == (0, "")
+    assert snapshot(home) == before
+
+
+def test_budget_private_and_secret_findings_never_repeat_the_data(run, home):
+    sound_home(run)
+    block = home / "self" / "blocks" / "direction.md"
+    block.write_text(block.read_text() + "\n" + "I keep going. " * 200 + "\n")
+    notes = home / "notes" / "notes.md"
+    notes.write_text(notes.read_text() + "I write to alice.smith@example.com every week.\n")
+    memory = home / "self" / "memories" / "keys.md"
+    memory.write_text("deploy: api_key = sk-live-9f8e7d6c5b4a39281706\n")
+    os.chmod(memory, 0o600)
+    r, found = findings(run)
+    assert r.exit_code == 1 and "findings" in r.stderr
+    checks = {(f["check"], f["where"].split(":")[0]) for f in found}
+    assert ("budget", "self/blocks/direction.md") in checks
+    assert ("private", "notes/notes.md") in checks
+    assert ("secret", "self/memories/keys.md") in checks
+    text = r.stdout
+    assert "alice.smith@example.com" not in text and "sk-live-9f8e7d6c5b4a39281706" not in text
+
+
+def test_contradiction_needs_a_tag_a_person_marked(run, home):
+    a, b = sound_home(run)
+    assert run("check", "--only", "contradiction").exit_code == 0
+    assert run("config", "set", "facts.single_valued_tags", "city").exit_code == 0
+    r, found = findings(run, "--only", "contradiction")
+    assert r.exit_code == 1 and len(found) == 1
+    assert a in found[0]["what"] and b in found[0]["what"]
+    assert run("retire", a).exit_code == 0
+    assert run("check", "--only", "contradiction").exit_code == 0
+
+
+def _rewrite_turn(home, line, new_text):
+    path = home / "sessions" / "s1.jsonl"
+    lines = path.read_text().splitlines()
+    obj = json.loads(lines[line - 1])
+    obj["content"] = new_text
+    lines[line - 1] = json.dumps(obj)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_verify_tells_drift_stale_and_orphan_and_check_reports_them(run, home):
+    a, b = sound_home(run)
+    _rewrite_turn(home, 2, "I live in Lisbon now, near the river.")  # the quote still holds: drift
+    _rewrite_turn(home, 3, "I never moved anywhere.")                 # the quote is gone: stale
+    r = run("verify")
+    assert r.exit_code == 1
+    kinds = {line.split("\t")[1].split()[-1]: line.split("\t")[0] for line in r.stdout.splitlines()}
+    assert kinds == {a: "drift", b: "stale"}
+    r, found = findings(run, "--only", "stale")
+    assert r.exit_code == 1 and {f["what"].split(":")[0] for f in found} == {"drift", "stale"}
+    (home / "sessions" / "s1.jsonl").unlink()
+    r = run("verify", "--json")
+    assert {json.loads(line)["kind"] for line in r.stdout.splitlines()} == {"orphan"}
+
+
+def test_modes_and_symlinks(run, home, tmp_path):
+    sound_home(run)
+    os.chmod(home / "notes" / "notes.md", 0o644)
+    os.chmod(home / "self" / "diary", 0o755)
+    outside = tmp_path / "outside.md"
+    outside.write_text("x")
+    os.symlink(outside, home / "self" / "memories" / "link.md")
+    r, found = findings(run, "--only", "mode")
+    assert r.exit_code == 1
+    got = {f["where"]: f["what"] for f in found}
+    assert got["notes/notes.md"].startswith("file mode 0644")
+    assert got["self/diary"].startswith("directory mode 0755")
+    assert "symbolic link" in got["self/memories/link.md"]
+
+
+@pytest.mark.parametrize("only", ["nonsense", ",", "budget,bogus"])
+def test_bad_only_is_usage(run, home, only):
+    r = run("check", "--only", only)
+    assert r.exit_code == 2 and r.stderr.startswith("anima: --only")
+
+
+def test_a_hand_written_profile_over_its_budget(run, home):
+    sound_home(run)
+    lines = "".join(f"They like walk number {i} along the river.\n" for i in range(200))
+    assert run("profile", "set", input=lines).exit_code == 0
+    r, found = findings(run, "--only", "budget")
+    assert r.exit_code == 1 and [f["where"] for f in found] == ["facts/profile.md"]
