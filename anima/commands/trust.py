@@ -30,13 +30,18 @@ def check(home, only, as_json):
             raise UsageError(f"--only: unknown check {bad[0]!r}" if bad else "--only: no check named"
                              f"; checks: {', '.join(checks.CHECKS)}")
     found = checks.run(home, config.load(home.config), names)
-    if as_json:
-        for f in found:
-            out_json(f.as_dict())
-    else:
-        out("".join(f"{f.check}\t{f.where}\t{f.what}\n" for f in found))
-    if found:
-        raise NotFound(f"check: {len(found)} finding{'s' if len(found) != 1 else ''}")
+    _report("check", "finding", found, ("check", "where", "what"), as_json)
+
+
+def _report(command: str, noun: str, items: list, fields: tuple, as_json: bool) -> None:
+    """NDJSON or tab-separated lines of `fields`; exit 1 (a line on stderr) when there are any."""
+    for item in items:
+        if as_json:
+            out_json(item.as_dict())
+        else:
+            out("\t".join(getattr(item, f) for f in fields) + "\n")
+    if items:
+        raise NotFound(f"{command}: {len(items)} {noun}{'s' if len(items) != 1 else ''}")
 
 
 @click.command()
@@ -53,10 +58,4 @@ def verify(home, as_json):
     from anima.commands._io import warn
 
     problems = provenance.verify(home, config.load(home.config), lambda m: warn(f"warning: {m}"))
-    if as_json:
-        for p in problems:
-            out_json(p.as_dict())
-    else:
-        out("".join(f"{p.kind}\t{p.where}\t{p.source}\t{p.what}\n" for p in problems))
-    if problems:
-        raise NotFound(f"verify: {len(problems)} problem{'s' if len(problems) != 1 else ''}")
+    _report("verify", "problem", problems, ("kind", "where", "source", "what"), as_json)
