@@ -19,10 +19,10 @@ from anima.cli import COMMANDS
 # and the parsers that only the commands reading those files need.
 NOT_ON_IMPORT = (
     "jieba", "openai", "zstandard", "sqlite3", "yaml", "tomlkit", "tomllib",
-    "http.client", "urllib.request", "requests", "httpx",
+    "http.client", "urllib.request", "requests", "httpx", "mcp", "anyio", "pydantic",
 )
 # Never imported just to print help.
-NOT_FOR_HELP = ("yaml", "tomlkit", "sqlite3", "zstandard", "jieba", "openai")
+NOT_FOR_HELP = ("yaml", "tomlkit", "sqlite3", "zstandard", "jieba", "openai", "mcp", "anyio")
 
 # Runs `python -m anima ARGS...` exactly as the console would (runpy, run_name="__main__") and,
 # at interpreter exit (after click's sys.exit), writes the names in sys.modules to argv[1].

@@ -1,0 +1,129 @@
+"""`anima mcp`: the SDK's own client (ClientSession over stdio_client) against the installed
+`anima mcp` in a real subprocess, on a home made through the CLI."""
+
+import json
+import os
+import subprocess
+
+import anyio
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+SENTENCE = "Green tea after dinner keeps me awake, so I switch to barley tea."
+
+
+def anima(anima_bin, *args, input=None):
+    proc = subprocess.run([anima_bin, *args], input=input, capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, ANIMA_NOW="2026-11-30T10:00:00Z"))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+async def session_run(anima_bin, cwd, body, errlog):
+    server = StdioServerParameters(command=anima_bin, args=["mcp"], cwd=str(cwd),
+                                   env={"ANIMA_HOME": os.environ["ANIMA_HOME"], "ANIMA_NOW": "2026-11-30T10:00:00Z"})
+    with anyio.fail_after(20):
+        async with stdio_client(server, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            init = await session.initialize()
+            assert init.server_info.name == "anima"
+            return await body(session)
+
+
+def serve(anima_bin, tmp_path, body):
+    with open(tmp_path / "mcp.stderr", "w+") as errlog:
+        result = anyio.run(session_run, anima_bin, tmp_path, body, errlog)
+        errlog.seek(0)
+        return result, errlog.read()
+
+
+def test_a_real_client_session(anima_bin, tmp_path):
+    anima(anima_bin, "init", "--lang", "en")
+    anima(anima_bin, "session", "append", "--session", "s2", "--role", "user", SENTENCE)
+    schemas = json.loads(anima(anima_bin, "tools", "--json"))
+
+    async def body(s):
+        listed = await s.list_tools()
+        recalled = await s.call_tool("memory_recall", {"terms": ["barley"]})
+        noted = await s.call_tool("self_note", {"text": "I check the transcripts before I answer from memory."})
+        refused = await s.call_tool("self_note", {"text": "The user lives at alice@example.com."})
+        bad = await s.call_tool("memory_recall", {"terms": "barley"})
+        resources = await s.list_resources()
+        resource = await s.read_resource("anima://prompt")
+        block = await s.read_resource("anima://self/direction")
+        prompts = await s.list_prompts()
+        prompt = await s.get_prompt("anima")
+        return listed, recalled, noted, refused, bad, resources, resource, block, prompts, prompt
+
+    (listed, recalled, noted, refused, bad, resources, resource, block, prompts, prompt), stderr = \
+        serve(anima_bin, tmp_path, body)
+
+    # the tools are `anima tools --json`'s, schema for schema
+    assert [(t.name, t.description, t.input_schema) for t in listed.tools] == \
+        [(f["name"], f["description"], f["parameters"]) for f in (s["function"] for s in schemas)]
+
+    assert not recalled.is_error
+    [hit] = recalled.structured_content["results"]
+    assert (hit["session"], hit["who"], hit["text"]) == ("s2", "user", SENTENCE)
+    assert json.loads(recalled.content[0].text) == recalled.structured_content
+
+    assert not noted.is_error
+    nid = noted.structured_content["id"]
+    listing = anima(anima_bin, "note", "list")
+    assert f"{nid}\t" in listing and "I check the transcripts before I answer from memory." in listing
+    assert "alice@example.com" not in listing
+
+    # refusals are tool errors carrying `anima call`'s one line, and the session goes on
+    assert refused.is_error and refused.structured_content["exit"] == 77
+    assert refused.content[0].text == refused.structured_content["error"]
+    assert "\n" not in refused.content[0].text and refused.content[0].text in stderr
+    assert bad.is_error and bad.structured_content == {"error": "memory_recall: 'terms' must be of type array",
+                                                       "exit": 2}
+
+    # the prompt, as a resource and as a prompt, is what `anima prompt` prints in the same directory
+    printed = subprocess.run([anima_bin, "prompt"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert "I check the transcripts before I answer from memory." in printed
+    assert resource.contents[0].text == printed
+    assert [p.name for p in prompts.prompts] == ["anima"]
+    assert [(m.role, m.content.text) for m in prompt.messages] == [("user", printed)]
+    assert [r.uri for r in resources.resources] == ["anima://prompt"] + [
+        f"anima://self/{k}" for k in ("existence_anchor", "self_model", "personality_baseline", "direction",
+                                      "metacognition", "autobiography_summary")]
+    assert block.contents[0].text == anima(anima_bin, "self", "get", "direction")
+
+
+def test_a_tool_call_changes_what_the_next_read_says(anima_bin, tmp_path):
+    """No caching between the two: the prompt read after update_self_block shows the new body."""
+    anima(anima_bin, "init", "--lang", "en")
+
+    async def body(s):
+        updated = await s.call_tool("update_self_block", {"key": "direction", "body": "Focus: the MCP server."})
+        locked = await s.call_tool("update_self_block", {"key": "existence_anchor", "body": "I am someone else."})
+        return updated, locked, (await s.read_resource("anima://prompt")).contents[0].text
+
+    (updated, locked, text), _ = serve(anima_bin, tmp_path, body)
+    assert updated.structured_content == {"key": "direction", "changed": True, "previous_revision": 1}
+    assert locked.is_error and locked.structured_content["exit"] == 2
+    assert "Focus: the MCP server." in text
+    assert anima(anima_bin, "self", "get", "direction") == "Focus: the MCP server.\n"
+
+
+def test_stdout_is_only_the_protocol_and_eof_ends_it(anima_bin, tmp_path):
+    """A host reading the pipe line by line gets JSON-RPC and nothing else; closing stdin ends it, 0."""
+    anima(anima_bin, "init", "--lang", "en")
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "approve", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "anima://nothing"}},
+    ]
+    proc = subprocess.run([anima_bin, "mcp"], input="".join(json.dumps(r) + "\n" for r in requests), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2, 3]
+    assert replies[1]["result"]["isError"] is True
+    assert replies[1]["result"]["structuredContent"]["exit"] == 2
+    assert replies[2]["error"] == {"code": -32602, "message": "no such resource: anima://nothing"}
+    assert proc.stderr == "anima: unknown tool 'approve'; tools: " \
+        "self_note, memory_recall, memory_stage, get_self_blocks, update_self_block\n"
