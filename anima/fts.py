@@ -112,20 +112,51 @@ def phrase_rows(con, match: str, columns: str = "", join: str = "", table: str =
         for i in range(0, len(among), 900):
             part = among[i:i + 900]
             rows += con.execute(f"{sql} AND {table}.rowid IN ({','.join('?' * len(part))})", (match, *part))
-        n_hit = con.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (match,)).fetchone()[0]
+        n_hit = hits(con, match, table)
     if not rows:
         return {}
+    count = counter(con, n_hit, table)
+    out = {}
+    for rowid, score, sz, *more in rows:
+        size = varints(sz)[0]
+        out[rowid] = (count(score, size), size, *more)
+    return out
+
+
+def counter(con, n_hit: int, table: str = "f"):
+    """count(bm25, size): how often a phrase that `n_hit` rows hold stands in a row of `size`
+    tokens whose bm25() for it alone is `bm25`."""
     n_row, n_tok = totals(con, table)
     avgdl = n_tok / n_row
     idf = math.log((n_row - n_hit + 0.5) / (n_hit + 0.5))
     if idf <= 0.0:
         idf = 1e-6
-    out = {}
-    for rowid, score, sz, *more in rows:
-        size = varints(sz)[0]
+
+    def count(score: float, size: int) -> int:
         g = -score / idf
         k = K1 * (1 - B + B * size / avgdl)
-        out[rowid] = (max(1, round(g * k / ((K1 + 1) - g))), size, *more)
+        return max(1, round(g * k / ((K1 + 1) - g)))
+
+    return count
+
+
+def hits(con, match: str, table: str = "f") -> int:
+    """How many rows hold the phrase."""
+    return con.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (match,)).fetchone()[0]
+
+
+def token_counts(con, token: str, rowids, table: str = "f") -> dict[int, int]:
+    """{rowid: how often the token stands in it} for those of `rowids` that hold it, read from
+    FTS5's own instance list (fts5vocab): no bm25(), which would count the token's rows over
+    the whole table first. `token` is as the tokenizer makes it (a CJK character is itself)."""
+    vocab = f"anima_{table}_instances"
+    con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {table}, instance)")
+    rowids = sorted(rowids)
+    out: dict[int, int] = {}
+    for i in range(0, len(rowids), 900):
+        part = rowids[i:i + 900]
+        out.update(con.execute(f"SELECT doc, count(*) FROM temp.{vocab} WHERE term = ? AND doc IN "
+                               f"({','.join('?' * len(part))}) GROUP BY doc", (token, *part)))
     return out
 
 
@@ -160,9 +191,9 @@ class Memory:
         self.flush()
         return phrase_rows(self.con, match) if self.rows else {}
 
-    def counts(self, match: str, rowids: list[int]) -> dict[int, tuple]:
+    def token_counts(self, token: str, rowids: list[int]) -> dict[int, int]:
         self.flush()
-        return phrase_rows(self.con, match, among=rowids) if self.rows else {}
+        return token_counts(self.con, token, rowids) if self.rows else {}
 
 
 def stems(words: list[str]) -> dict[str, str]:

@@ -161,6 +161,7 @@ class Plan:
         self.hot: list[str] = []
         self.stale: list[str] = []    # cold, but changed or not indexed
         self.missing: list[str] = []  # indexed, but gone
+        self.others: list[int] = []   # ids of files indexed but not current (hot, stale or gone)
 
     @property
     def uncovered(self) -> list[str]:
@@ -196,6 +197,8 @@ def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None) -> 
         else:
             result.stale.append(p)
     result.missing = sorted(set(known) - set(files))
+    if len(result.current) < len(known):
+        result.others = sorted(i for p, (i, _, _) in known.items() if p not in result.current)
     return result
 
 
@@ -353,6 +356,7 @@ class Open:
 
         target = path(home)
         self.con = _connect(target, readonly=True)
+        self._totals = None
         try:
             _usable(self.con, target)
             self.plan = plan(self.con, files, cfg["index.hot_minutes"])
@@ -366,18 +370,28 @@ class Open:
     def close(self):
         self.con.close()
 
-    def counts(self, match: str, rowids: list[int]) -> dict[int, tuple]:
-        """{rowid: (count, size)} of the phrase in these rows (for a candidate's source)."""
-        return fts.phrase_rows(self.con, match, among=rowids)
+    def token_counts(self, token: str, rowids: list[int]) -> dict[int, int]:
+        """{rowid: count} of a token in these rows (for a candidate's source)."""
+        return fts.token_counts(self.con, token, rowids)
 
     def totals(self) -> tuple[int, int]:
         """Turns and tokens of the files the index covers now."""
-        turns = tokens = 0
-        for t, n in _select_in(self.con, "SELECT turns, tokens FROM files WHERE id IN ({})",
-                               [i for i, _ in self.plan.current.values()]):
-            turns += t
-            tokens += n
-        return turns, tokens
+        if self._totals is None:
+            if self.plan.others:
+                turns = tokens = 0
+                for t, n in _select_in(self.con, "SELECT turns, tokens FROM files WHERE id IN ({})",
+                                       [i for i, _ in self.plan.current.values()]):
+                    turns += t
+                    tokens += n
+            else:
+                turns, tokens = self.con.execute("SELECT total(turns), total(tokens) FROM files").fetchone()
+            self._totals = int(turns), int(tokens)
+        return self._totals
+
+    def clean(self) -> bool:
+        """Whether every FTS5 row is a turn of a file the index covers now (no dead rows, no
+        file left out): then FTS5's own counts are the ones recall needs."""
+        return not self.plan.others and fts.totals(self.con)[0] == self.totals()[0]
 
     def covered(self) -> dict[int, tuple[str, str]]:
         """file id -> (path, session id) of the files the index covers now."""

@@ -109,11 +109,11 @@ class Query:
         self.raw = list(counts)
         self.weights = [sum(1 / k for k in range(1, n + 1)) for n in counts.values()]
         self.matches = [fts.phrase(t) for t in self.raw]
-        self.extras: list[tuple[str, int]] = []  # (single CJK character's phrase, its term)
+        self.extras: list[tuple[str, int]] = []  # (a single CJK character, its term)
         for i, t in enumerate(self.raw):
             chars = [tok for tok in tokens(t) if is_cjk(tok[0])]
             if len(chars) > 1:
-                self.extras += [(fts.phrase(ch), i) for ch in dict.fromkeys(chars)]
+                self.extras += [(ch, i) for ch in dict.fromkeys(chars)]
 
 
 class Candidate:
@@ -125,7 +125,7 @@ class Candidate:
                  source=None, rowid: int = 0):
         self.session, self.path, self.line, self.ts, self.who = session, path, line, ts, who
         self.dl, self.tfs, self.xtfs = dl, tfs, ()
-        self.source, self.rowid = source, rowid  # the FTS5 table it came from: `counts(match, rowids)`
+        self.source, self.rowid = source, rowid  # the FTS5 table it came from: `token_counts(token, rowids)`
 
 
 class Stats:
@@ -199,12 +199,33 @@ def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=Non
     return found, stats
 
 
-def from_index(idx, queries: list[Query], filters: Filters):
-    """What `scan` finds, for the sessions the index covers now, without reading them."""
+def index_stats(idx, queries: list[Query]) -> list[Stats]:
+    """Statistics of the turns the index covers now (document counts come with the terms)."""
+    stats = [Stats(len(q.matches)) for q in queries]
+    n_turns, n_tokens = idx.totals()
+    for st in stats:
+        st.turns, st.tokens = n_turns, n_tokens
+    return stats
+
+
+def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit: int, tiers: bool):
+    """Add what `scan` would find in the sessions the index covers now, without reading them,
+    to `found` and `stats` (which already hold every other session's: a one-term query's
+    ranking needs the final statistics). A one-term query takes only the turns that can rank
+    among the first `limit` (or RERANK), ordered inside SQLite by the very score `rank` gives;
+    a query of more terms takes every turn that holds any of them."""
     from anima import fts, index
 
-    rows = {m: fts.phrase_rows(idx.con, m, index.TURN_COLUMNS, index.TURN_JOIN) for q in queries for m in q.matches}
     covered = idx.covered()
+    single = [len(q.matches) == 1 for q in queries]
+    for q, st, out, one in zip(queries, stats, found, single, strict=True):
+        if one:
+            _top_from_index(idx, q, st, filters, out, max(RERANK, limit) if q.extras else limit, tiers, covered)
+    queries, stats, found = ([x for x, one in zip(xs, single, strict=True) if not one]
+                             for xs in (queries, stats, found))
+    if not queries:
+        return
+    rows = {m: fts.phrase_rows(idx.con, m, index.TURN_COLUMNS, index.TURN_JOIN) for q in queries for m in q.matches}
 
     def meta(r):
         for c in rows.values():
@@ -216,26 +237,66 @@ def from_index(idx, queries: list[Query], filters: Filters):
                 return None
         return None
 
-    stats = [Stats(len(q.matches)) for q in queries]
-    n_turns, n_tokens = idx.totals()
-    for st in stats:
-        st.turns, st.tokens = n_turns, n_tokens
-    found = [[] for _ in queries]
     _collect(queries, rows, meta, filters, found, stats, idx)
-    return found, stats
+
+
+def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: int, tiers: bool, covered) -> None:
+    """The index's candidates for a one-term query that can be among the first `k` results:
+    SQLite orders the turns holding the term by (tier, score, newer, session, line) with the
+    score computed by `score` itself, so the first `k` are exactly the ones `rank` would keep."""
+    from anima import fts, index
+
+    match = q.matches[0]
+    n_hit = fts.hits(idx.con, match)
+    if not n_hit:
+        return
+    where, args = "", []
+    others = idx.plan.others  # files indexed but not current: their rows are not the index's to answer
+    if others:
+        where += f" AND t.file NOT IN ({','.join('?' * len(others))})"
+        args += others
+    # (a dead row has no turn: the JOIN leaves it out)
+    st.df[0] += n_hit if idx.clean() else idx.con.execute(
+        f"SELECT count(*) FROM f JOIN turns t ON t.id = f.rowid WHERE f MATCH ?{where}", (match, *args)).fetchone()[0]
+    if filters.since is not None:
+        where += " AND t.ts >= ?"
+        args.append(filters.since)
+    if filters.who is not None:
+        where += " AND t.who = ?"
+        args.append(index.WHO.index(filters.who))
+    count = fts.counter(idx.con, n_hit)
+    weight, idf = q.weights[0], st.idf(0)
+    avgdl = st.avgdl
+
+    def term_score(bm25, sz):
+        dl = fts.varints(sz)[0]
+        return weight * idf * _part(count(bm25, dl), dl, avgdl)
+
+    idx.con.create_function("anima_score", 2, term_score, deterministic=True)
+    rows = idx.con.execute(
+        "SELECT f.rowid, bm25(f), d.sz, t.file, t.line, t.ts, t.who, fl.session FROM f "
+        "JOIN f_docsize d ON d.id = f.rowid JOIN turns t ON t.id = f.rowid JOIN files fl ON fl.id = t.file "
+        f"WHERE f MATCH ?{where} ORDER BY {'t.who, ' if tiers else ''}anima_score(bm25(f), d.sz) DESC, "
+        "t.ts DESC, fl.session, t.line LIMIT ?", (match, *args, k))
+    for rowid, bm25, sz, file_id, line, ts, who, session in rows:
+        if file_id in covered:
+            dl = fts.varints(sz)[0]
+            out.append(Candidate(session, covered[file_id][0], line, ts, index.WHO[who], dl, (count(bm25, dl),),
+                                 idx, rowid))
 
 
 BACKOFF = 0.5  # what a single character of a CJK term weighs, against the term
 RERANK = 200  # how many of the best turns its characters may raise
 
 
-def _part(tf: int, c: Candidate, st: Stats) -> float:
-    return tf * (K1 + 1) / (tf + K1 * (1 - B + B * c.dl / st.avgdl))
+def _part(tf: int, dl: int, avgdl: float) -> float:
+    return tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
 
 
 def score(c: Candidate, st: Stats, q: Query) -> float:
-    return sum(w * st.idf(i) * _part(tf, c, st) for i, (tf, w) in enumerate(zip(c.tfs, q.weights, strict=True))
-               if tf)
+    avgdl = st.avgdl
+    return sum(w * st.idf(i) * _part(tf, c.dl, avgdl)
+               for i, (tf, w) in enumerate(zip(c.tfs, q.weights, strict=True)) if tf)
 
 
 def backoff(results: list, st: Stats, q: Query) -> None:
@@ -247,8 +308,8 @@ def backoff(results: list, st: Stats, q: Query) -> None:
     counts = [{} for _ in q.extras]  # per character: {candidate: count}
     for source, rs in by_source.values():
         rowids = {r.c.rowid: r.c for r in rs}
-        for j, (match, _) in enumerate(q.extras):
-            for rowid, (tf, *_) in source.counts(match, list(rowids)).items():
+        for j, (char, _) in enumerate(q.extras):
+            for rowid, tf in source.token_counts(char, list(rowids)).items():
                 counts[j][id(rowids[rowid])] = tf
     n = len(results)
     for j, (_, parent) in enumerate(q.extras):
@@ -257,7 +318,7 @@ def backoff(results: list, st: Stats, q: Query) -> None:
         for r in results:
             tf = counts[j].get(id(r.c), 0)
             if tf:
-                r.score += BACKOFF * q.weights[parent] * idf * _part(tf, r.c, st)
+                r.score += BACKOFF * q.weights[parent] * idf * _part(tf, r.c.dl, st.avgdl)
 
 
 class Result:
@@ -317,7 +378,7 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     import sqlite3
 
     def answer(idx):
-        found, stats = _search(home, cfg, queries, filters, idx, warn, note)
+        found, stats = _search(home, cfg, queries, filters, idx, warn, note, limit, tiers)
         return [rank(c, st, q, limit, tiers) if q.raw else [] for c, st, q in zip(found, stats, queries, strict=True)]
 
     try:
@@ -350,12 +411,12 @@ class _Filters:
         self.sieves = [sieve(t, stems) for t in terms]
 
 
-def _search(home, cfg, queries, filters, idx, warn, note):
-    """Candidates and statistics: the index's for what it covers, a scan's for the rest."""
+def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers):
+    """Candidates and statistics: a scan's for what the index does not cover, then the index's."""
     from anima import transcripts
 
     if idx is not None:
-        found, stats = from_index(idx, queries, filters)
+        found, stats = [[] for _ in queries], index_stats(idx, queries)
         indexed_ids = {sid for _, sid in idx.plan.current.values()}
         plan = idx.plan
         if note and plan.hot:
@@ -364,12 +425,13 @@ def _search(home, cfg, queries, filters, idx, warn, note):
         if note and (plan.stale or plan.missing):
             note(f"index is stale: {len(plan.stale)} sessions changed or new since it was updated (scanned "
                  f"directly), {len(plan.missing)} gone; `anima index update` catches up")
-        if not plan.uncovered:
-            return found, stats
-        f = _Filters(queries)
-        uncovered = (s for s in transcripts.scan(home, cfg, f.phrases, warn, paths=plan.uncovered)
-                     if s.id not in indexed_ids)
-        return scan(uncovered, queries, filters, found, stats, f.sieves)
+        if plan.uncovered:
+            f = _Filters(queries)
+            uncovered = (s for s in transcripts.scan(home, cfg, f.phrases, warn, paths=plan.uncovered)
+                         if s.id not in indexed_ids)
+            scan(uncovered, queries, filters, found, stats, f.sieves)
+        from_index(idx, queries, filters, found, stats, limit, tiers)
+        return found, stats
     f = _Filters(queries)
     return scan(transcripts.scan(home, cfg, f.phrases, warn), queries, filters, sieves=f.sieves)
 

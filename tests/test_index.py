@@ -81,9 +81,38 @@ def test_results_with_and_without_the_index_are_identical(run, home, seed):
     assert run("config", "get", "index.enabled").stdout == "true\n"
     with_index = recall_batch(run, qs)
     assert with_index == without and without.count("\n") > 50
-    for extra in (("--no-tiers",), ("--who", "me"), ("--since", "2026-11-05")):
+    for extra in (("--no-tiers",), ("--who", "me"), ("--since", "2026-11-05"), ("--limit", "1"),
+                  ("--limit", "3", "--no-tiers"), ("--limit", "10", "--who", "user", "--since", "2026-11-03")):
         assert recall_batch(run, qs, *extra) == (run("index", "off"), recall_batch(run, qs, *extra))[1]
         run("index", "on")
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_results_are_identical_when_the_index_covers_only_part(run, home, seed):
+    """Dead rows (a rewritten file), a stale file (grown since) and a hot one (just written):
+    the index answers for the rest, a scan for these, and together they rank as a scan alone."""
+    run("init", "--lang", "en")
+    generate(home, seed)
+    run("index", "rebuild")
+    run("index", "on")
+    plain = sorted((home / "sessions").glob("*.jsonl"))
+    rng = random.Random(seed)
+    line = " ".join(rng.choice(WORDS) for _ in range(6)) + "，" + CJK[3:9]
+    plain[0].write_text(plain[0].read_text().splitlines()[0] + "\n" + json.dumps(
+        {"role": "user", "content": line, "ts": "2026-11-02T00:00:00Z"}) + "\n")
+    backdate(home, plain[0])
+    run("index", "update")
+    with open(plain[1], "a") as f:
+        f.write(json.dumps({"role": "assistant", "content": line + " tea", "ts": "2026-11-03T00:00:00Z"}) + "\n")
+    backdate(home, plain[1])
+    write_session(home, "hot", [("user", line + " coffee", "2026-11-04T00:00:00Z")])
+    qs = queries(seed)
+    for extra in ((), ("--limit", "1"), ("--limit", "3", "--no-tiers"), ("--limit", "5", "--who", "me")):
+        with_index = run("recall", "--batch", "--limit", "1000", *extra, input=qs)
+        assert "index is stale" in with_index.stderr and "index excludes 1 sessions" in with_index.stderr
+        run("index", "off")
+        assert with_index.stdout == recall_batch(run, qs, *extra) and with_index.stdout.count("\n") > 10
+        run("config", "set", "index.enabled", "true")  # (`index on` refuses a stale index)
 
 
 def test_the_index_holds_no_text(run, indexed, home):
