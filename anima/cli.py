@@ -60,9 +60,21 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 class AnimaGroup(click.Group):
     """Turns anima's errors into one line on stderr and the documented exit status."""
 
+    def resolve_command(self, ctx, args):
+        """Also note the command's path and other words: the commit message of git.autocommit."""
+        name, cmd, rest = super().resolve_command(ctx, args)
+        path, sub = [name], cmd
+        while isinstance(sub, click.Group) and rest and rest[0] in sub.commands:
+            path.append(rest[0])
+            sub, rest = sub.commands[rest[0]], rest[1:]
+        ctx.meta["anima.words"] = (path, list(rest))
+        return name, cmd, args[1:]
+
     def invoke(self, ctx):
+        if "anima.fs" in sys.modules:  # one process may run many commands (tests, the MCP server)
+            sys.modules["anima.fs"].CHANGED.clear()
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
         except AnimaError as e:
             if os.environ.get("ANIMA_DEBUG") == "1":
                 raise
@@ -73,6 +85,14 @@ class AnimaGroup(click.Group):
             if os.environ.get("ANIMA_DEBUG") == "1":
                 raise
             fail(f"internal error: {type(e).__name__}: {e} (ANIMA_DEBUG=1 shows the traceback)", SOFTWARE)
+        if ctx.obj is not None and "anima.words" in ctx.meta and ctx.meta["anima.words"][0][0] != "prompt" \
+                and os.path.exists(os.path.join(ctx.obj.root, ".git")):  # one stat: the hot path pays no more
+            from anima import autocommit
+
+            path, rest = ctx.meta["anima.words"]
+            autocommit.after(ctx.obj, path, rest, ctx.meta.get("anima.commit"),
+                             lambda m: click.echo(f"anima: {m}", err=True))
+        return result
 
 
 def fail(message: str, code: int):

@@ -185,6 +185,9 @@ SETTINGS: dict[str, Setting] = {
     "internalize.quote_max_chars": Setting(
         1000, "Longest quotation of someone's words `anima internalize` puts in the self-stream, in "
         "characters; longer words are cut there and end with '…'.", "int", 20, 100000),
+    "git.autocommit": Setting(
+        False, "When the home is a git repository, commit what each command changed, with a message "
+        "saying what happened (pipeline/ and log/ are left out).", "bool"),
     "rhythm.catch_up": Setting(
         120, "Minutes a rule's scheduled time may lie in the past and still fire (after downtime, "
         "only the latest missed time of each rule fires, once).", "int", 0, 100000),
@@ -214,6 +217,7 @@ TABLE_HELP = {
     "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",
     "stream": "The self-stream (Pool A): self/stream/now.md and its archive.",
     "internalize": "How `anima internalize` turns events into her experience (the rules backend).",
+    "git": "Keeping the home's history in git.",
     "rhythm": "The rhythm `anima tick` strikes (run it every minute from cron).",
     "rhythm.rules": "Rules: NAME = \"5-field cron expression\" (local time) or \"off\"; add your own.",
 }

@@ -179,7 +179,7 @@ class FactStore:
         with fs.locked(self.profile_path, what="profile"):
             where = self._archive_profile(now)
             if where:
-                os.unlink(self.profile_path)
+                fs.remove(self.profile_path)
         return where
 
     def _archive_profile(self, now: float) -> str | None:

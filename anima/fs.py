@@ -15,6 +15,10 @@ from anima.errors import Busy, DataError, Refused
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 
+# Every path this process wrote or removed through here, so that git.autocommit commits what
+# this command changed and nothing a concurrent one did (anima.autocommit).
+CHANGED: set[str] = set()
+
 
 def ensure_dir(path: str) -> str:
     """Create a directory (and its parents) private to the user; return it."""
@@ -68,6 +72,7 @@ def atomic_write(path: str, data: bytes | str, mode: int = FILE_MODE, durable: b
     """
     _refuse_symlink(path)
     tmp = _temp_with(path, data, mode, durable)
+    CHANGED.add(path)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -84,6 +89,7 @@ def replacing(path: str, mode: int = FILE_MODE):
     rename, fsync dir) when the block ends, and is removed if the block raises."""
     _refuse_symlink(path)
     tmp = _temp_with(path, b"", mode, durable=False)
+    CHANGED.add(path)
     try:
         with open(tmp, "wb") as f:
             yield f
@@ -106,6 +112,7 @@ def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:
     if os.path.lexists(path):
         return False
     tmp = _temp_with(path, data, mode)
+    CHANGED.add(path)
     try:
         os.link(tmp, path)
     except FileExistsError:
@@ -122,11 +129,18 @@ def append(path: str, data: bytes | str) -> None:
         data = data.encode("utf-8")
     ensure_dir(os.path.dirname(path) or ".")
     fd = _open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    CHANGED.add(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         _write_all(fd, data)
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def remove(path: str) -> None:
+    """Delete a file of the home (FileNotFoundError if it is not there)."""
+    CHANGED.add(path)
+    os.unlink(path)
 
 
 def _open_nofollow(path: str, flags: int, mode: int = FILE_MODE) -> int:

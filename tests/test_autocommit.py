@@ -1,0 +1,80 @@
+"""git.autocommit: a home kept in git commits each change with a message saying what happened."""
+
+import os
+import subprocess
+
+import pytest
+
+
+@pytest.fixture
+def git_env(tmp_path, monkeypatch):
+    """git with no user or system config: the identity comes from the environment or anima."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def git(home, *args):
+    return subprocess.run(["git", "-C", str(home), *args], capture_output=True, text=True, check=True).stdout
+
+
+def subjects(home):
+    return git(home, "log", "--format=%s").splitlines()
+
+
+def repo_home(run, home, on=True):
+    assert run("init", "--lang", "en").exit_code == 0
+    git(home, "init", "-q")
+    git(home, "add", "-A")
+    git(home, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    if on:
+        assert run("config", "set", "git.autocommit", "true").exit_code == 0
+
+
+def test_each_change_is_a_commit_saying_what_happened(run, home, git_env):
+    repo_home(run, home)
+    assert run("note", "add", "I answer better when I slow down.").exit_code == 0
+    assert run("session", "append", "--session", "s1", "--role", "user", "I live in Lisbon now.").exit_code == 0
+    fid = run("stage", "--session", "s1", "--line", "2", "--quote", "I live in Lisbon").stdout.strip()
+    assert run("approve", fid).exit_code == 0
+    assert run("self", "set", "direction", input="I want to learn to sail.\n").exit_code == 0
+    assert subjects(home)[:5] == [
+        "self set: direction", f"approve: {fid}", "stage: --session s1 --line 2 --quote I live in Lisbon",
+        "session append: --session s1 --role user I live in Lisbon now.", "note add: I answer better when I slow down.",
+    ]
+    assert git(home, "status", "--porcelain", "--", "self", "notes/notes.md", "facts", "sessions") == ""
+    author = git(home, "log", "-1", "--format=%an <%ae>")
+    assert author.strip() == "anima <anima@localhost>"  # no identity configured anywhere
+
+
+def test_no_commit_for_the_prompt_the_machinery_or_a_refusal(run, home, git_env):
+    repo_home(run, home)
+    before = subjects(home)
+    assert run("prompt").exit_code == 0
+    assert run("say", "--speaker", "alice", "hi").exit_code == 0
+    assert run("preprocess").exit_code == 0
+    assert run("note", "add", "The user's email is bob@example.com").exit_code == 77
+    assert run("recall", "nothing-here").exit_code == 1
+    assert subjects(home) == before
+
+
+def test_off_by_default_and_without_git(run, home, git_env):
+    repo_home(run, home, on=False)
+    assert run("note", "add", "I answer better when I slow down.").exit_code == 0
+    assert subjects(home) == ["start"]
+    os.rename(home / ".git", home.parent / "git-aside")
+    assert run("config", "set", "git.autocommit", "true").exit_code == 0
+    assert run("note", "add", "I like to test my own answers.").exit_code == 0  # no repository: nothing to do
+
+
+def test_concurrent_commands_all_commit(run, home, git_env, anima_bin):
+    repo_home(run, home)
+    procs = [subprocess.Popen([anima_bin, "think", f"I think thought number {i}."], stderr=subprocess.PIPE, text=True)
+             for i in range(6)]
+    errors = [p.communicate()[1] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert errors == [""] * 6
+    thoughts = [s for s in subjects(home) if s.startswith("think: ")]
+    assert sorted(thoughts) == sorted(f"think: I think thought number {i}." for i in range(6))
+    assert git(home, "status", "--porcelain", "--", "self") == ""
