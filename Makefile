@@ -34,8 +34,12 @@ demo: $(STAMP) ## Run the whole loop on a throwaway home with the offline backen
 test: $(STAMP) tools ## Install into .venv and run the test suite.
 	$(BIN)/pytest -q
 
-lint: $(STAMP) tools ## Lint the code (ruff) and the man pages (groff).
+lint: $(STAMP) tools ## Lint the code (ruff), the scripts in bin/ (shellcheck) and the man pages (groff).
+	@command -v shellcheck >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq shellcheck >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq shellcheck >/dev/null; fi; }
 	$(BIN)/ruff check anima tests bench
+	shellcheck bin/*
 	for page in man/*.[15]; do groff -man -ww -z $$page || exit 1; done
 
 bench: $(STAMP) ## Measure speed against references taken in the same run.
@@ -74,10 +78,11 @@ install: ## Install anima (a private venv in LIBDIR), man pages and completions 
 	install -m 0644 completions/_anima "$(DESTDIR)$(ZSHCOMPDIR)/_anima"
 	install -m 0644 completions/anima.fish "$(DESTDIR)$(FISHCOMPDIR)/anima.fish"
 	install -m 0755 bin/anima-crontab "$(DESTDIR)$(BINDIR)/anima-crontab"
+	install -m 0755 bin/anima-loop "$(DESTDIR)$(BINDIR)/anima-loop"
 
 uninstall: ## Remove what `make install` put under DESTDIR/PREFIX.
 	rm -rf "$(DESTDIR)$(LIBDIR)"
-	rm -f "$(DESTDIR)$(BINDIR)/anima" "$(DESTDIR)$(BINDIR)/anima-crontab"
+	rm -f "$(DESTDIR)$(BINDIR)/anima" "$(DESTDIR)$(BINDIR)/anima-crontab" "$(DESTDIR)$(BINDIR)/anima-loop"
 	rm -f $(patsubst man/%,"$(DESTDIR)$(MANDIR)/man1/%",$(wildcard man/*.1))
 	rm -f $(patsubst man/%,"$(DESTDIR)$(MANDIR)/man5/%",$(wildcard man/*.5))
 	rm -f "$(DESTDIR)$(BASHCOMPDIR)/anima" "$(DESTDIR)$(ZSHCOMPDIR)/_anima" "$(DESTDIR)$(FISHCOMPDIR)/anima.fish"

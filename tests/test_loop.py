@@ -1,0 +1,157 @@
+"""bin/anima-loop (one pass of the loop) and bin/anima-crontab, run as real processes."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOOP = os.path.join(ROOT, "bin", "anima-loop")
+CRONTAB = os.path.join(ROOT, "bin", "anima-crontab")
+
+
+@pytest.fixture
+def env(home, anima_bin):
+    """The environment of a user whose PATH has anima (the venv's) and a fresh home."""
+    e = {**os.environ, "ANIMA_HOME": str(home), "TZ": "UTC",
+         "PATH": os.path.dirname(anima_bin) + os.pathsep + os.environ.get("PATH", "")}
+    subprocess.run([anima_bin, "init", "--lang", "en"], env=e, check=True, capture_output=True)
+    return e
+
+
+def loop(env, *args, input=None):
+    return subprocess.run([LOOP, *args], env=env, input=input, capture_output=True, text=True)
+
+
+def anima(env, *args):
+    return subprocess.run([shutil.which("anima", path=env["PATH"]), *args], env=env, check=True, capture_output=True, text=True).stdout
+
+
+def now_md(home):
+    path = home / "self" / "stream" / "now.md"
+    return path.read_text() if path.exists() else ""
+
+
+def waiting(home, queue):
+    d = home / "pipeline" / queue
+    return sorted(p.name for p in d.glob("*.json")) if d.exists() else []
+
+
+def test_nothing_to_do_is_silent(env, home):
+    r = loop(env)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert now_md(home) == ""
+
+
+def test_a_message_said_in_is_lived_in_one_pass(env, home):
+    anima(env, "say", "Are you coming tonight?", "--speaker", "Alice", "--scene", "chat")
+    r = loop(env)
+    assert r.returncode == 0, r.stderr
+    assert "Alice said in chat: “Are you coming tonight?”" in now_md(home)
+    assert r.stdout.startswith("## ") and "“Are you coming tonight?”" in r.stdout
+    assert waiting(home, "inbox/pending") == [] and waiting(home, "message_queue") == []
+    r = loop(env)  # the event is lived once
+    assert (r.returncode, r.stdout) == (0, "")
+    assert now_md(home).count("Are you coming tonight?") == 1
+
+
+def test_a_decision_becomes_a_diary_entry_and_its_result_is_lived(env, home):
+    anima(env, "think", "I decide to write in my diary: the loop closed today.")
+    r = loop(env)
+    assert r.returncode == 0, r.stderr
+    (diary,) = (home / "self" / "diary").glob("*.md")
+    assert "the loop closed today." in diary.read_text()
+    action = json.loads(r.stdout.split("\n", 1)[0])
+    assert action["payload"]["command"] == "diary.write"
+    # the action's result came back as an event and was lived in the same pass
+    assert now_md(home).index("I wrote in my diary.") > now_md(home).index("I decide to write in my diary")
+    for queue in ("inbox/pending", "message_queue", "action_queue"):
+        assert waiting(home, queue) == [], queue
+    r = loop(env)  # nothing left: silent, and no second entry
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert diary.read_text().count("the loop closed today.") == 1
+
+
+def test_events_on_stdin_or_in_a_file(env, home, tmp_path):
+    events = "".join(json.dumps({"text": f"hello {i}", "speaker": "Bob"}) + "\n" for i in range(3))
+    r = loop(env, "-", input=events)
+    assert r.returncode == 0, r.stderr
+    assert [now_md(home).count(f"“hello {i}”") for i in range(3)] == [1, 1, 1]
+    f = tmp_path / "events.json"
+    f.write_text(json.dumps({"text": "from a file", "speaker": "Carol"}))
+    assert loop(env, str(f)).returncode == 0
+    assert "Carol said: “from a file”" in now_md(home)
+
+
+def test_a_failing_stage_stops_the_pass_with_its_status(env, home):
+    before = now_md(home)
+    r = loop(env, "-", input="{not json\n")
+    assert r.returncode == 65 and "`anima say` failed (exit 65)" in r.stderr
+    assert now_md(home) == before and waiting(home, "inbox/pending") == []
+    anima(env, "say", "still here", "--speaker", "Dan")
+    r = loop(env, "--llm", "nonsense")
+    assert r.returncode == 78 and "`anima internalize` failed (exit 78)" in r.stderr
+    assert "still here" not in now_md(home)
+    r = loop(env, "--llm=rules")
+    assert r.returncode == 0 and "“still here”" in now_md(home)
+
+
+def test_usage(env):
+    for args in (["-x"], ["--llm"], ["a", "b"], ["-", "-"]):
+        r = loop(env, *args)
+        assert r.returncode == 2 and r.stderr.startswith("usage: anima-loop"), args
+    r = loop(env, "--help")
+    assert r.returncode == 0 and "--llm" in r.stdout and "say -> preprocess" in r.stdout
+
+
+def test_anima_not_found(home):
+    bare = {"PATH": "/usr/bin:/bin", "ANIMA_HOME": str(home)}  # cron's, and anima is not there
+    assert shutil.which("anima", path=bare["PATH"]) is None
+    r = subprocess.run(["/bin/bash", LOOP], env=bare, capture_output=True, text=True)
+    assert r.returncode == 69 and "anima is not on PATH" in r.stderr
+
+
+def test_crontab_wires_tick_loop_index_and_consolidate(env, home):
+    r = subprocess.run([CRONTAB], env=env, capture_output=True, text=True, check=True)
+    lines = [line for line in r.stdout.splitlines() if not line.startswith(("#", "ANIMA_HOME="))]
+    anima_path = shutil.which("anima", path=env["PATH"])
+    every_minute = [line for line in lines if line.startswith("* * * * *")]
+    assert every_minute == [f"* * * * *   {anima_path} tick; PATH={os.path.dirname(anima_path)}:$PATH {LOOP} >/dev/null"]
+    assert f"*/10 * * * * {anima_path} index update" in lines
+    assert f"0 4 * * *   {anima_path} consolidate" in lines
+    # the line, run by /bin/sh with cron's short PATH, works
+    cmd = every_minute[0].split(None, 5)[5]
+    say = subprocess.run([anima_path, "say", "from cron", "--speaker", "Eve"], env=env, capture_output=True)
+    assert say.returncode == 0
+    r = subprocess.run(["/bin/sh", "-c", cmd], env={"ANIMA_HOME": env["ANIMA_HOME"], "PATH": "/usr/bin:/bin"},
+                       capture_output=True, text=True)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert "Eve said: “from cron”" in now_md(home)
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed (make lint installs it)")
+def test_scripts_are_shellcheck_clean():
+    scripts = [os.path.join(ROOT, "bin", name) for name in sorted(os.listdir(os.path.join(ROOT, "bin")))]
+    r = subprocess.run(["shellcheck", *scripts], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout
+
+
+def test_installed_side_by_side(env, home, tmp_path):
+    """As `make install` lays them out: anima, anima-loop and anima-crontab in one bin/; the
+    crontab line needs no PATH, and the loop finds anima beside it under cron's short PATH."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    anima_path = shutil.which("anima", path=env["PATH"])
+    (bindir / "anima").symlink_to(anima_path)
+    for name in ("anima-loop", "anima-crontab"):
+        shutil.copy(os.path.join(ROOT, "bin", name), bindir / name)
+    cron_env = {"ANIMA_HOME": str(home), "PATH": f"{bindir}:/usr/bin:/bin"}
+    r = subprocess.run([str(bindir / "anima-crontab")], env=cron_env, capture_output=True, text=True, check=True)
+    assert f"* * * * *   {bindir}/anima tick; {bindir}/anima-loop >/dev/null" in r.stdout.splitlines()
+    anima(env, "say", "side by side", "--speaker", "Fay")
+    r = subprocess.run([str(bindir / "anima-loop")], env={**cron_env, "PATH": "/usr/bin:/bin"},
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "Fay said: “side by side”" in now_md(home)
