@@ -51,6 +51,7 @@ COMMANDS = {
     "why": ("anima.commands.why:cli", "What the agent was told at a moment, and where each piece came from."),
     "verify": ("anima.commands.trust:verify", "Re-derive every source hash: orphans, drift, stale derivations."),
     "check": ("anima.commands.trust:check", "Property checks over the whole home, for cron and CI."),
+    "consolidate": ("anima.commands.consolidate:cli", "Nightly: archive the day; distil memories, my autobiography."),
     "prompt": ("anima.commands.prompt:cli", "Print the system-prompt injection for this turn."),
 }
 

@@ -188,6 +188,15 @@ SETTINGS: dict[str, Setting] = {
     "git.autocommit": Setting(
         False, "When the home is a git repository, commit what each command changed, with a message "
         "saying what happened (pipeline/ and log/ are left out).", "bool"),
+    "consolidate.carry_entries": Setting(
+        2, "Entries of her own (her last unfinished thoughts) `anima consolidate` carries over into "
+        "the new day's now.md; 0: none.", "int", 0, 100),
+    "consolidate.recent_days": Setting(
+        7, "Days the autobiography_summary block tells one line each; earlier entries are told by "
+        "month, and those over a year old by year.", "int", 1, 366),
+    "consolidate.proposal_min_hits": Setting(
+        20, "Injections a self-note needs before `anima consolidate` proposes it for the personality "
+        "baseline (`anima self proposals`); 0: never propose.", "int", 0, 1000000),
     "rhythm.catch_up": Setting(
         120, "Minutes a rule's scheduled time may lie in the past and still fire (after downtime, "
         "only the latest missed time of each rule fires, once).", "int", 0, 100000),
@@ -218,6 +227,7 @@ TABLE_HELP = {
     "stream": "The self-stream (Pool A): self/stream/now.md and its archive.",
     "internalize": "How `anima internalize` turns events into her experience (the rules backend).",
     "git": "Keeping the home's history in git.",
+    "consolidate": "The nightly `anima consolidate`: archive, memories, autobiography, proposals.",
     "rhythm": "The rhythm `anima tick` strikes (run it every minute from cron).",
     "rhythm.rules": "Rules: NAME = \"5-field cron expression\" (local time) or \"off\"; add your own.",
 }

@@ -115,3 +115,62 @@ def revert(home, key, rev, force):
                      lang=cfg["core.lang"])
     except blocks.Unchanged:
         warn(f"{key}: revision {rev} is the current body; nothing changed")
+
+
+def _proposal_json(meta: dict, body: str) -> dict:
+    return {**{k: meta.get(k) for k in ("id", "key", "status", "proposed", "decided", "by", "note", "evidence")},
+            "body": body}
+
+
+@cli.command("proposals")
+@click.option("--all", "everything", is_flag=True, help="Also those already accepted or rejected.")
+@json_option("Print NDJSON: one object per proposal, with the proposed body.")
+@click.pass_obj
+def proposals_(home, everything, as_json):
+    """List the open proposals to change a block (written by `anima consolidate`).
+
+    One line each, oldest first: ID, status, key, when proposed, the evidence; the
+    proposed body is in self/proposals/ID.md (and in --json). Prints nothing when there
+    are none.
+    """
+    from anima import proposals
+
+    for meta, body in proposals.all_(home):
+        if not everything and meta.get("status") != "open":
+            continue
+        if as_json:
+            out_json(_proposal_json(meta, body))
+        else:
+            evidence = "; ".join(str(e) for e in meta.get("evidence") or [])
+            out(f"{meta.get('id')}\t{meta.get('status')}\t{meta.get('key')}\t{meta.get('proposed')}\t"
+                f"{' '.join(evidence.split())}\n")
+
+
+def _decide(home, pid: str, accept: bool) -> None:
+    from anima import config, proposals
+
+    cfg = config.load(home.config)
+    proposals.decide(home, pid, accept, cfg["self.block_max_chars"], cfg["core.lang"])
+
+
+@cli.command("accept")
+@click.argument("id")
+@click.pass_obj
+def accept(home, id):
+    """Make proposal ID's body the block's (a person's decision); the old version is kept.
+
+    Exit 1: no such proposal. Exit 77, nothing written: the block is locked, the proposal
+    is no longer open, or the block changed since it was proposed.
+    """
+    _decide(home, id, True)
+
+
+@cli.command("reject")
+@click.argument("id")
+@click.pass_obj
+def reject(home, id):
+    """Close proposal ID without changing the block; it is never proposed again.
+
+    Exit 1: no such proposal; exit 77: it is no longer open.
+    """
+    _decide(home, id, False)
