@@ -95,4 +95,5 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn) -> s
                 warn("warning: git.autocommit: the change is made but not committed: "
                      + " ".join(done.stderr.split())[:200])
                 return None
+    fs.CHANGED.clear()  # committed: a later call in this process (anima mcp) must not commit them again
     return text

@@ -11,7 +11,7 @@ import json
 import os
 import traceback
 
-from anima import blocks, tools
+from anima import blocks, fs, tools
 from anima.errors import SOFTWARE, AnimaError
 
 PROMPT_URI = "anima://prompt"
@@ -149,8 +149,14 @@ def handlers(home, cwd, warn) -> dict:
             for f in (s["function"] for s in tools.SCHEMAS)])
 
     async def call_tool(ctx, params):
+        fs.CHANGED.clear()  # what this call writes is what git.autocommit commits for it
         try:
             result = tools.call(home, params.name, params.arguments or {}, lambda m: warn(f"warning: {m}"))
+            if os.path.exists(os.path.join(home.root, ".git")):
+                from anima import autocommit
+
+                words = [str(v) for v in (params.arguments or {}).values()]
+                autocommit.after(home, ["mcp", params.name], words, None, warn)
         except AnimaError as e:
             return failure(str(e), e.exit_code)
         except Exception as e:  # a bug in anima: the host gets one line, the session goes on

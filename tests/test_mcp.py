@@ -127,3 +127,24 @@ def test_stdout_is_only_the_protocol_and_eof_ends_it(anima_bin, tmp_path):
     assert replies[2]["error"] == {"code": -32602, "message": "no such resource: anima://nothing"}
     assert proc.stderr == "anima: unknown tool 'approve'; tools: " \
         "self_note, memory_recall, memory_stage, get_self_blocks, update_self_block\n"
+
+
+def test_each_tool_call_is_its_own_commit(anima_bin, tmp_path, monkeypatch):
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    anima(anima_bin, "init", "--lang", "en")
+    home = os.environ["ANIMA_HOME"]
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"]):
+        subprocess.run(["git", "-C", home, *args], check=True)
+    anima(anima_bin, "config", "set", "git.autocommit", "true")
+
+    async def body(s):
+        first = await s.call_tool("self_note", {"text": "I check the transcripts before I answer."})
+        second = await s.call_tool("update_self_block", {"key": "direction", "body": "I want to learn to sail."})
+        return first, second
+
+    (first, second), _ = serve(anima_bin, tmp_path, body)
+    assert not first.is_error and not second.is_error, (first, second)
+    log = subprocess.run(["git", "-C", home, "log", "--format=%s"], capture_output=True, text=True).stdout.split("\n")
+    assert log[:2] == ["mcp update_self_block: direction I want to learn to sail.",
+                       "mcp self_note: I check the transcripts before I answer."]
