@@ -46,6 +46,8 @@ COMMANDS = {
     "state": ("anima.commands.stream:state", "Show or replace my current state (self/state.md)."),
     "memories": ("anima.commands.stream:memories", "List, show and search my memories (self/memories/)."),
     "diary": ("anima.commands.stream:diary", "Print my diary of a day, or list its days."),
+    "import-history": ("anima.commands.import_history:cli",
+                       "Migrate an old user/assistant history.json into my stream's archive."),
     "export": ("anima.commands.portable:export", "Write the whole self as one archive (zstd tar with a manifest)."),
     "import": ("anima.commands.portable:import_cmd", "Make a home from an export, verified before anything lands."),
     "why": ("anima.commands.why:cli", "What the agent was told at a moment, and where each piece came from."),
