@@ -123,8 +123,10 @@ def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:
     return True
 
 
-def append(path: str, data: bytes | str) -> None:
-    """Append `data` under an exclusive lock, so concurrent writers never interleave a line."""
+def append(path: str, data: bytes | str, durable: bool = True) -> None:
+    """Append `data` under an exclusive lock, so concurrent writers never interleave a line.
+
+    `durable=False` skips the fsync, for logs whose last line a crash may lose."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     ensure_dir(os.path.dirname(path) or ".")
@@ -132,7 +134,7 @@ def append(path: str, data: bytes | str) -> None:
     CHANGED.add(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        _write_all(fd, data)
+        _write_all(fd, data, durable)
     finally:
         os.close(fd)  # closing releases the lock
 

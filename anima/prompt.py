@@ -365,5 +365,4 @@ def log_injection(home, prompt: Prompt) -> None:
     from anima import clock
 
     line = json.dumps({"at": clock.iso(clock.now()), **prompt.record}, ensure_ascii=False) + "\n"
-    fs.ensure_dir(home.path("log"))
-    fs.append(home.path("log", "injections.jsonl"), line)
+    fs.append(home.path("log", "injections.jsonl"), line, durable=False)  # every turn: no fsync
