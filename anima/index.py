@@ -10,7 +10,9 @@ always read back from the transcripts themselves.
 Tokens, phrases and counts are anima.fts's: the index holds each turn as an FTS5 body, and
 a query asks it, per term, which rows hold the phrase and how often (recovered from bm25()).
 Scores are then computed by recall itself, from the same numbers a scan gets from its
-in-memory FTS5 table, so results with and without the index are identical.
+in-memory FTS5 table, so results with and without the index are identical. A rebuild with
+several jobs writes one FTS5 table per job (shards f, f1, ...: rowids unique across them),
+each with its own statistics, which a query reads per shard and adds up.
 
 A session modified within index.hot_minutes is hot: never indexed, always scanned. A cold
 one changed or missing since it was indexed is stale: recall scans it, says so, and
@@ -29,15 +31,21 @@ from anima import fs, fts
 from anima.errors import DataError, Refused
 
 NAME = "recall.sqlite"
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 WHO = ("user", "me", "delegated")
-# what phrase_rows joins to each row: the turn it is (none for a dead row)
+# what phrase_rows joins to each row of a shard: the turn it is (none for a dead row)
 TURN_COLUMNS = ", t.file, t.line, t.ts, t.who"
-TURN_JOIN = "LEFT JOIN turns t ON t.id = f.rowid"
+TURN_JOIN = "LEFT JOIN turns t ON t.id = {}.rowid"
 
 
 def path(home) -> str:
     return home.path("index", NAME)
+
+
+def shards(con) -> list[str]:
+    """The FTS5 tables of the index (see rebuild): f, then f1, f2, ..."""
+    row = con.execute("SELECT value FROM meta WHERE key='shards'").fetchone()
+    return ["f"] + [f"f{k}" for k in range(1, int(row[0]) if row else 1)]
 
 
 def _connect(db_path: str, readonly: bool = False):
@@ -142,8 +150,8 @@ def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
                     (_sig(sig), len(rows), got["size"], got["lines"], got["tail"], file_id))
     if not rows:
         return
-    # rowids past every FTS5 row ever written: a retired file's dead rows keep theirs
-    first = (con.execute("SELECT max(id) FROM f_docsize").fetchone()[0] or 0) + 1
+    # rowids past every FTS5 row ever written, in any shard: a retired file's dead rows keep theirs
+    first = max(con.execute(f"SELECT max(id) FROM {t}_docsize").fetchone()[0] or 0 for t in shards(con)) + 1
     con.executemany("INSERT INTO turns(id, file, line, ts, who) VALUES(?,?,?,?,?)",
                     [(first + i, file_id, line, ts, who) for i, (line, ts, who, _) in enumerate(rows)])
     con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(first + i, r[3]) for i, r in enumerate(rows)])
@@ -204,7 +212,12 @@ def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None) -> 
 
 def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
     """Build a new index beside the old one and move it into place: a rebuild killed at any
-    moment leaves the previous index (or none) as it was. Raise Busy if one is running."""
+    moment leaves the previous index (or none) as it was. Raise Busy if one is running.
+
+    With `jobs` > 1 the sessions are shared among that many writers (this process and
+    jobs - 1 workers), each filling an FTS5 table of its own (a shard: f, f1, f2, ...): FTS5
+    tokenising is most of a rebuild and one writer cannot share it. The workers' shards are
+    copied into the one database file at the end, which then moves into place."""
     from anima import transcripts
 
     directory = home.ensure("index")
@@ -217,34 +230,27 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
         for leftover in os.listdir(directory):  # a killed rebuild's: the lock says none is running
             if leftover.startswith(f".{NAME}.") and ".build" in leftover:
                 os.unlink(os.path.join(directory, leftover))
+        shards = max(1, min(jobs, len(cold) // 4))  # (a few files are not worth a process)
+        read = _build_shards(tmp, cold, shards, progress)
         con = _connect(tmp)
         try:
-            con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
-            _create(con)
-            # no merging while building, and a large in-memory term hash (fewer, larger
-            # segments); one optimize at the end leaves a single segment to query
-            con.execute("INSERT INTO f(f, rank) VALUES('automerge', 0)")
-            con.execute("INSERT INTO f(f, rank) VALUES('hashsize', 67108864)")
             seen: dict[str, str] = {}
-            done = 0
-            for p, sig, got, warnings in _map(_read_file, cold, jobs):
+            for p, sig in cold:
+                got, warnings = read[p]
                 for message in warnings:
                     warn(message)
-                done += 1
-                if progress:
-                    progress(done, len(cold))
                 if got is not None and got["id"] in seen:
+                    # its rows stay behind in the shard as dead rows (FTS5 deletes a contentless
+                    # row only given its text again); `index status` counts them
                     warn(f"{p}: session {got['id']} was already read from {seen[got['id']]}; file skipped")
                     got = None
                 if got is None:  # kept as a file with no turns: up to date, not stale forever
-                    _insert(con, p, sig, SKIPPED)
+                    _insert_read(con, p, sig, SKIPPED)
                     continue
                 seen[got["id"]] = p
-                _insert(con, p, sig, got)
-            con.execute("INSERT INTO f(f) VALUES('optimize')")
-            con.execute("INSERT INTO f(f, rank) VALUES('automerge', 4)")  # updates merge as usual
-            con.execute("INSERT INTO f(f, rank) VALUES('hashsize', 1048576)")
+                _insert_read(con, p, sig, got)
             con.execute("INSERT INTO meta VALUES('built', ?)", (str(started),))
+            con.execute("INSERT INTO meta VALUES('shards', ?)", (str(shards),))
             con.commit()
         finally:
             con.close()
@@ -255,15 +261,112 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
     return {"indexed": len(seen), "hot": len(files) - len(cold)}
 
 
-def _map(fn, items: list, jobs: int):
-    """fn over items, in order; in `jobs` worker processes when there is enough to share."""
-    if jobs <= 1 or len(items) < 8:
-        yield from map(fn, items)
-        return
-    import multiprocessing
+SHARD_STRIDE = 1 << 40  # shard k's rowids start above k * SHARD_STRIDE: unique across shards
+_done = None  # files read so far, shared with the workers (a multiprocessing.Value)
 
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        yield from pool.imap(fn, items, chunksize=4)
+
+def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
+    """Fill `tmp` (a new index: every table, shard 0 indexed here) and its other shards (in
+    workers, then copied in); {path: (what was read without the text, warnings)}."""
+    global _done
+    con = _connect(tmp)
+    try:
+        con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
+        _create(con)
+        con.commit()
+        if shards == 1:
+            counted = iter(range(1, len(cold) + 1))
+            return _fill_shard(con, cold, 0, lambda: progress and progress(next(counted), len(cold)))
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        _done = ctx.Value("i", 0)
+        parts = [f"{tmp}.{k}" for k in range(1, shards)]
+
+        def tick():
+            with _done.get_lock():
+                _done.value += 1
+            if progress:
+                progress(_done.value, len(cold))
+
+        with ctx.Pool(shards - 1) as pool:
+            pending = [pool.apply_async(_shard_worker, (part, cold[k::shards], k))
+                       for k, part in zip(range(1, shards), parts, strict=True)]
+            read = _fill_shard(con, cold[0::shards], 0, tick)
+            for job in pending:
+                read.update(job.get())
+        if progress:
+            progress(len(cold), len(cold))
+        for k, part in enumerate(parts, 1):
+            fts.create(con, f"f{k}")
+            con.execute("ATTACH DATABASE ? AS shard", (part,))
+            for shadow in ("data", "idx", "docsize", "config"):  # FTS5's own tables, as they are
+                con.execute(f"DELETE FROM f{k}_{shadow}")
+                con.execute(f"INSERT INTO f{k}_{shadow} SELECT * FROM shard.f_{shadow}")
+            con.commit()
+            con.execute("DETACH DATABASE shard")
+            os.unlink(part)
+        return read
+    finally:
+        con.close()
+
+
+def _shard_worker(part: str, items: list, k: int) -> dict:
+    con = _connect(part)
+    try:
+        con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
+        fts.create(con)
+        con.commit()
+
+        def tick():
+            with _done.get_lock():
+                _done.value += 1
+
+        return _fill_shard(con, items, k, tick)
+    finally:
+        con.close()
+
+
+def _fill_shard(con, items: list, k: int, tick) -> dict:
+    """Index the files into `con`'s table f, rowids from k * SHARD_STRIDE + 1; {path: (what
+    was read, its "turns" as (rowid, line, ts, who) and "tokens" as FTS5 counted them, but not
+    its text; warnings)}."""
+    # no merging while building, and a large in-memory term hash (fewer, larger segments);
+    # one optimize at the end leaves a single segment to query
+    con.execute("INSERT INTO f(f, rank) VALUES('automerge', 0)")
+    con.execute("INSERT INTO f(f, rank) VALUES('hashsize', 67108864)")
+    out = {}
+    rowid = k * SHARD_STRIDE + 1
+    for item in items:
+        p, sig, got, warnings = _read_file(item)
+        if got is not None:
+            rows = got.pop("rows")
+            con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(rowid + i, r[3]) for i, r in enumerate(rows)])
+            got["turns"] = [(rowid + i, line, ts, who) for i, (line, ts, who, _) in enumerate(rows)]
+            rowid += len(rows)
+        out[p] = (got, warnings)
+        tick()
+    con.execute("INSERT INTO f(f) VALUES('optimize')")
+    con.execute("INSERT INTO f(f, rank) VALUES('automerge', 4)")  # updates merge as usual
+    con.execute("INSERT INTO f(f, rank) VALUES('hashsize', 1048576)")
+    con.commit()
+    # each file's length in tokens as FTS5 counted them (recall.scan counts them the same way)
+    sizes = dict(con.execute("SELECT id, sz FROM f_docsize"))
+    for got, _ in out.values():
+        if got is not None:
+            got["tokens"] = sum(fts.varints(sizes[t[0]])[0] for t in got["turns"])
+    return out
+
+
+def _insert_read(con, path: str, sig, got: dict) -> None:
+    """A file's row and its turns' rows, for what _fill_shard indexed."""
+    turns = got.get("turns", [])
+    cur = con.execute("INSERT INTO files(path, sig, session, format, delegated, turns, tokens, size, lines, tail) "
+                      "VALUES(?,?,?,?,?,?,?,?,?,?)",
+                      (path, _sig(sig), got["id"], got["format"], int(got["delegated"]), len(turns),
+                       got.get("tokens", 0), got["size"], got["lines"], got["tail"]))
+    con.executemany("INSERT INTO turns(id, file, line, ts, who) VALUES(?,?,?,?,?)",
+                    [(rowid, cur.lastrowid, line, ts, who) for rowid, line, ts, who in turns])
 
 
 def update(home, cfg, warn=lambda m: None) -> dict:
@@ -359,6 +462,7 @@ class Open:
         self._totals = None
         try:
             _usable(self.con, target)
+            self.tables = shards(self.con)
             self.plan = plan(self.con, files, cfg["index.hot_minutes"])
         except sqlite3.DatabaseError as e:
             self.con.close()
@@ -372,7 +476,10 @@ class Open:
 
     def token_counts(self, token: str, rowids: list[int]) -> dict[int, int]:
         """{rowid: count} of a token in these rows (for a candidate's source)."""
-        return fts.token_counts(self.con, token, rowids)
+        out: dict[int, int] = {}
+        for table in self.tables:  # (rows an update appended are in f whatever their rowid)
+            out.update(fts.token_counts(self.con, token, rowids, table))
+        return out
 
     def totals(self) -> tuple[int, int]:
         """Turns and tokens of the files the index covers now."""
@@ -391,7 +498,7 @@ class Open:
     def clean(self) -> bool:
         """Whether every FTS5 row is a turn of a file the index covers now (no dead rows, no
         file left out): then FTS5's own counts are the ones recall needs."""
-        return not self.plan.others and fts.totals(self.con)[0] == self.totals()[0]
+        return not self.plan.others and sum(fts.totals(self.con, t)[0] for t in self.tables) == self.totals()[0]
 
     def covered(self) -> dict[int, tuple[str, str]]:
         """file id -> (path, session id) of the files the index covers now."""
@@ -414,7 +521,7 @@ def status(home, cfg) -> dict:
     try:
         _usable(con, target)
         p = plan(con, files, cfg["index.hot_minutes"])
-        n_row, _ = fts.totals(con)
+        n_row = sum(fts.totals(con, t)[0] for t in shards(con))
         live = con.execute("SELECT count(*) FROM turns").fetchone()[0]
         built = con.execute("SELECT value FROM meta WHERE key='built'").fetchone()
     except sqlite3.DatabaseError as e:

@@ -225,7 +225,11 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit:
                              for xs in (queries, stats, found))
     if not queries:
         return
-    rows = {m: fts.phrase_rows(idx.con, m, index.TURN_COLUMNS, index.TURN_JOIN) for q in queries for m in q.matches}
+    rows: dict[str, dict] = {}
+    for m in (m for q in queries for m in q.matches):
+        rows[m] = {}
+        for table in idx.tables:  # rowids are unique across the shards
+            rows[m].update(fts.phrase_rows(idx.con, m, index.TURN_COLUMNS, index.TURN_JOIN.format(table), table))
 
     def meta(r):
         for c in rows.values():
@@ -242,46 +246,55 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit:
 
 def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: int, tiers: bool, covered) -> None:
     """The index's candidates for a one-term query that can be among the first `k` results:
-    SQLite orders the turns holding the term by (tier, score, newer, session, line) with the
-    score computed by `score` itself, so the first `k` are exactly the ones `rank` would keep."""
+    SQLite orders the turns holding the term, from every shard, by (tier, score, newer,
+    session, line) with the score computed by `score` itself, so the first `k` are exactly
+    the ones `rank` would keep."""
     from anima import fts, index
 
     match = q.matches[0]
-    n_hit = fts.hits(idx.con, match)
-    if not n_hit:
+    hits = {table: fts.hits(idx.con, match, table) for table in idx.tables}
+    tables = [table for table in idx.tables if hits[table]]
+    if not tables:
         return
     where, args = "", []
     others = idx.plan.others  # files indexed but not current: their rows are not the index's to answer
     if others:
         where += f" AND t.file NOT IN ({','.join('?' * len(others))})"
         args += others
-    # (a dead row has no turn: the JOIN leaves it out)
-    st.df[0] += n_hit if idx.clean() else idx.con.execute(
-        f"SELECT count(*) FROM f JOIN turns t ON t.id = f.rowid WHERE f MATCH ?{where}", (match, *args)).fetchone()[0]
+    if idx.clean():
+        st.df[0] += sum(hits.values())
+    else:  # (a dead row has no turn: the JOIN leaves it out)
+        st.df[0] += sum(idx.con.execute(f"SELECT count(*) FROM {table} JOIN turns t ON t.id = {table}.rowid "
+                                        f"WHERE {table} MATCH ?{where}", (match, *args)).fetchone()[0]
+                        for table in tables)
     if filters.since is not None:
         where += " AND t.ts >= ?"
         args.append(filters.since)
     if filters.who is not None:
         where += " AND t.who = ?"
         args.append(index.WHO.index(filters.who))
-    count = fts.counter(idx.con, n_hit)
     weight, idf = q.weights[0], st.idf(0)
     avgdl = st.avgdl
+    counts, arms = [], []
+    for n, table in enumerate(tables):
+        count = fts.counter(idx.con, hits[table], table)  # from this shard's own bm25() statistics
+        counts.append(count)
 
-    def term_score(bm25, sz):
-        dl = fts.varints(sz)[0]
-        return weight * idf * _part(count(bm25, dl), dl, avgdl)
+        def term_score(bm25, sz, count=count):
+            dl = fts.varints(sz)[0]
+            return weight * idf * _part(count(bm25, dl), dl, avgdl)
 
-    idx.con.create_function("anima_score", 2, term_score, deterministic=True)
-    rows = idx.con.execute(
-        "SELECT f.rowid, bm25(f), d.sz, t.file, t.line, t.ts, t.who, fl.session FROM f "
-        "JOIN f_docsize d ON d.id = f.rowid JOIN turns t ON t.id = f.rowid JOIN files fl ON fl.id = t.file "
-        f"WHERE f MATCH ?{where} ORDER BY {'t.who, ' if tiers else ''}anima_score(bm25(f), d.sz) DESC, "
-        "t.ts DESC, fl.session, t.line LIMIT ?", (match, *args, k))
-    for rowid, bm25, sz, file_id, line, ts, who, session in rows:
+        idx.con.create_function(f"anima_score{n}", 2, term_score, deterministic=True)
+        arms.append(f"SELECT {n}, {table}.rowid, bm25({table}), d.sz, t.file, t.line AS line, t.ts AS ts, "
+                    f"t.who AS who, fl.session AS session, anima_score{n}(bm25({table}), d.sz) AS score "
+                    f"FROM {table} JOIN {table}_docsize d ON d.id = {table}.rowid JOIN turns t ON t.id = {table}.rowid "
+                    f"JOIN files fl ON fl.id = t.file WHERE {table} MATCH ?{where}")
+    rows = idx.con.execute(" UNION ALL ".join(arms) + f" ORDER BY {'who, ' if tiers else ''}score DESC, ts DESC, "
+                           "session, line LIMIT ?", (*[a for _ in tables for a in (match, *args)], k))
+    for n, rowid, bm25, sz, file_id, line, ts, who, session, _ in rows:
         if file_id in covered:
             dl = fts.varints(sz)[0]
-            out.append(Candidate(session, covered[file_id][0], line, ts, index.WHO[who], dl, (count(bm25, dl),),
+            out.append(Candidate(session, covered[file_id][0], line, ts, index.WHO[who], dl, (counts[n](bm25, dl),),
                                  idx, rowid))
 
 

@@ -76,7 +76,7 @@ def test_results_with_and_without_the_index_are_identical(run, home, seed):
     generate(home, seed)
     qs = queries(seed)
     without = recall_batch(run, qs)
-    assert run("index", "rebuild", "--jobs", "2").exit_code == 0
+    assert run("index", "rebuild", "--jobs", "3").exit_code == 0  # three shards
     assert run("index", "on").exit_code == 0
     assert run("config", "get", "index.enabled").stdout == "true\n"
     with_index = recall_batch(run, qs)
