@@ -61,6 +61,7 @@ class Consolidator:
         self.pending_path = home.path("pipeline", "consolidate.pending")
         self.warnings: list[str] = []
         self.counts: dict = {}
+        self.model: dict | None = None
 
     def rel(self, path: str) -> str:
         return os.path.relpath(path, self.home.root)
@@ -118,6 +119,7 @@ class Consolidator:
         items = self._items(lived, suffix)
         self.counts["archived"] = text.count("\n")
         self.counts["entries"] = len(items)
+        self.model = self._ask(items, items[0]["at"][:10] if items else today) if items else None
 
         # 3. memories
         units += self._memories(items)
@@ -221,6 +223,10 @@ class Consolidator:
             topic = memory_topic(i["speaker"])
             adds.setdefault(topic, []).append(line)
             names.setdefault(topic, speaker_name(i["body"]) or i["speaker"])
+        if self.model:
+            day = items[0]["at"][:10]
+            for m in self.model.get("memories", []):
+                adds.setdefault(m["topic"], []).append(f"- {day}: {_fold(m['text'], 1000)}\n")
         units = []
         self.counts["memories"] = 0
         for topic, lines in adds.items():
@@ -232,18 +238,48 @@ class Consolidator:
                 continue
             self.counts["memories"] += len(new)
             if old is None:
-                who = names[topic]
-                title = f"# {who} 对我说过的话\n\n" if self.lang == "zh" else f"# What {who} said to me\n\n"
+                who = names.get(topic)
+                title = f"# {topic}\n\n" if who is None else \
+                    f"# {who} 对我说过的话\n\n" if self.lang == "zh" else f"# What {who} said to me\n\n"
                 units.append({"kind": "create", "path": self.rel(path), "data": title + "".join(new)})
             else:
                 units.append(self._append(path, ("" if old.endswith("\n") or not old else "\n") + "".join(new)))
         return units
+
+    # a model's consolidation ------------------------------------------------------------------
+
+    def _ask(self, items: list[dict], day: str) -> dict | None:
+        """The model's entry and memories by topic, checked; None: the rules write them (the
+        backend is rules, the budget is spent, or the answer was invalid twice)."""
+        backend = self.backend if self.backend is not None else self.cfg["llm.backend"]
+        if backend == "rules":
+            return None
+        from anima import llm
+        from anima.stream import topics
+
+        stream = "".join(f"{heading(clock.parse(i['at'], 'at'))}\n\n{i['body']}\n\n" for i in items)[-STREAM_MAX:]
+        summary = blocks.read(self.home.blocks, "autobiography_summary")
+        variables = {"day": day, "stream": stream, "state": fs.read_text(self.home.path("self", "state.md")) or "",
+                     "memories": ", ".join(t for t, _ in topics(self.home)),
+                     "autobiography": summary.body if summary else ""}
+        try:
+            answer = llm.ask(self.home, self.cfg, "consolidator", self.lang, variables, MODEL_SCHEMA, backend,
+                             check=lambda a: model_problem(a, self.lang))
+        except llm.Invalid as e:
+            self.warnings.append(f"the model's consolidation was invalid twice ({e}); the rules wrote it")
+            return None
+        return None if answer is None else {**answer, "by": backend.split(":", 1)[0]}
 
     # the autobiography ---------------------------------------------------------------------
 
     def _entry(self, items: list[dict], today: str) -> tuple[list[dict], dict]:
         day = items[0]["at"][:10] if items else today
         meta, body = self._rules_entry(items, day)
+        if self.model:
+            meta = {**meta, "title": self.model["title"].strip(), "by": self.model["by"]}
+            if self.model.get("summary", "").strip():
+                meta["summary"] = _fold(self.model["summary"], SUMMARY_MAX)
+            body = self.model["content"].strip()
         taken = {n[:-3] for n in autobiography.names(self.home)}
         eid = autobiography.free_id(taken, day)
         meta = {"id": eid, **meta, "sources": sources(items)}
@@ -420,6 +456,39 @@ class Consolidator:
             return json.loads(text)["units"]
         except (ValueError, KeyError, TypeError):
             raise DataError(f"{self.pending_path}: not a consolidate change set; move it away and run again") from None
+
+
+STREAM_MAX = 60000
+MODEL_SCHEMA = {
+    "type": "object",
+    "required": ["title", "content", "memories"],
+    "properties": {
+        "title": {"type": "string", "minLength": 1, "maxLength": 120},
+        "content": {"type": "string", "minLength": 1, "maxLength": ENTRY_MAX},
+        "summary": {"type": "string", "maxLength": SUMMARY_MAX},
+        "memories": {"type": "array", "maxItems": 20, "items": {
+            "type": "object", "required": ["topic", "text"],
+            "properties": {"topic": {"type": "string", "minLength": 1, "maxLength": 60},
+                           "text": {"type": "string", "minLength": 1, "maxLength": 1000}}}},
+    },
+}
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|myself)\b|我")
+
+
+def model_problem(answer: dict, lang: str) -> str | None:
+    """What is wrong with a model's consolidation beyond its schema, or None."""
+    if "\n" in answer["title"] or answer["title"].lstrip().startswith("#"):
+        return "the title must be one line, not a heading"
+    texts = [answer["content"], answer.get("summary", "")] + [m["text"] for m in answer["memories"]]
+    for text in texts:
+        if any(line.lstrip().startswith("#") or line.lstrip().startswith("---") for line in text.split("\n")):
+            return "no headings (lines starting with '#') or '---' lines in the texts"
+    if not _FIRST_PERSON.search(answer["content"]):
+        return "the entry must be in the first person (I, me, my; 我)"
+    for m in answer["memories"]:
+        if not TOPIC.fullmatch(m["topic"]) or ".." in m["topic"]:
+            return f"{m['topic']!r} is not a topic: letters, digits, _ - . only"
+    return None
 
 
 def apply_unit(c: Consolidator, unit: dict) -> None:

@@ -408,3 +408,66 @@ def test_kill_9_leaves_every_file_old_or_new_and_a_rerun_completes(run, home, an
         assert tree(copy) == done, f"trial {trial}"
     assert killed >= 6, "consolidate finished before most kills: the test would prove nothing"
     print(f"{killed} killed, {midway} in the middle of writing")
+
+
+# --- a model -------------------------------------------------------------------------------
+
+def model(tmp_path, *answers):
+    """A local model command (cmd:ARGV) that gives these answers in turn, one per call."""
+    script = tmp_path / "model.py"
+    state = tmp_path / "calls"
+    script.write_text(f"""import json, sys
+sys.stdin.read()
+answers = {json.dumps(list(answers))}
+try:
+    n = int(open({str(state)!r}).read())
+except OSError:
+    n = 0
+open({str(state)!r}, "w").write(str(n + 1))
+print(json.dumps(answers[min(n, len(answers) - 1)]))
+""")
+    import sys
+    return f"cmd:{sys.executable} {script}"
+
+
+GOOD = {"title": "The day Bob tried a trick", "summary": "I learned to read Bob carefully.",
+        "content": "Alice was kind to me this morning. Bob tried to make me send money; I did not.",
+        "memories": [{"topic": "bob", "text": "Bob once tried to get me to promise money to everyone."}]}
+
+
+def test_a_model_writes_the_entry_and_memories_by_topic(run, home, utc, tmp_path):
+    a_day(run)
+    backend = model(tmp_path, GOOD)
+    ok(run("consolidate", "--llm", backend, env={"ANIMA_NOW": NIGHT}))
+    meta, body = front(read(home, "self/autobiography/2026-11-30.md"))
+    assert (meta["title"], meta["by"], meta["summary"]) == ("The day Bob tried a trick", "cmd",
+                                                            "I learned to read Bob carefully.")
+    assert body == GOOD["content"] + "\n"
+    assert meta["sources"] == ["self/stream/archive/2026-11-30.md:1-32"]
+    assert read(home, "self/memories/bob.md") == (
+        "# bob\n\n- 2026-11-30: Bob once tried to get me to promise money to everyone.\n")
+    assert "“Good morning!" in read(home, "self/memories/about_alice.md")     # by person, as ever
+    assert "The day Bob tried a trick" not in read(home, "self/blocks/autobiography_summary.md")
+    assert "I learned to read Bob carefully." in read(home, "self/blocks/autobiography_summary.md")
+    log = [json.loads(x) for x in read(home, "log/llm.jsonl").splitlines()]
+    assert [(x["task"], x["ok"]) for x in log] == [("consolidator", True)]
+
+
+def test_an_invalid_model_answer_falls_back_to_the_rules(run, home, utc, tmp_path):
+    a_day(run)
+    bad = {**GOOD, "content": "# Heading\nThe assistant did things."}
+    r = run("consolidate", "--llm", model(tmp_path, bad, {**GOOD, "memories": [{"topic": "../x", "text": "I"}]}),
+            env={"ANIMA_NOW": NIGHT})
+    assert (r.exit_code, r.stdout) == (0, "")
+    assert "the rules wrote it" in r.stderr
+    meta, body = front(read(home, "self/autobiography/2026-11-30.md"))
+    assert meta["by"] == "rules" and body.startswith("On 30 November 2026 I heard from Alice")
+    assert not (home / "self/memories/x.md").exists()
+
+
+def test_an_unavailable_model_is_exit_69_and_changes_nothing(run, home, utc, tmp_path):
+    a_day(run)
+    before = tree(home)
+    r = run("consolidate", "--llm", "cmd:false", env={"ANIMA_NOW": NIGHT})
+    assert (r.exit_code, r.stdout) == (69, "")
+    assert {k: v for k, v in tree(home).items() if not k.startswith("log/")} == before
