@@ -11,6 +11,7 @@ import signal
 import subprocess
 import time
 
+import pytest
 import yaml
 
 from conftest import snapshot
@@ -436,6 +437,7 @@ GOOD = {"title": "The day Bob tried a trick", "summary": "I learned to read Bob 
 
 
 def test_a_model_writes_the_entry_and_memories_by_topic(run, home, utc, tmp_path):
+    pytest.importorskip("anima.llm")  # the model backends (issue 7) land separately
     a_day(run)
     backend = model(tmp_path, GOOD)
     ok(run("consolidate", "--llm", backend, env={"ANIMA_NOW": NIGHT}))
@@ -454,6 +456,7 @@ def test_a_model_writes_the_entry_and_memories_by_topic(run, home, utc, tmp_path
 
 
 def test_an_invalid_model_answer_falls_back_to_the_rules(run, home, utc, tmp_path):
+    pytest.importorskip("anima.llm")  # the model backends (issue 7) land separately
     a_day(run)
     bad = {**GOOD, "content": "# Heading\nThe assistant did things."}
     r = run("consolidate", "--llm", model(tmp_path, bad, {**GOOD, "memories": [{"topic": "../x", "text": "I"}]}),
@@ -466,6 +469,7 @@ def test_an_invalid_model_answer_falls_back_to_the_rules(run, home, utc, tmp_pat
 
 
 def test_an_unavailable_model_is_exit_69_and_changes_nothing(run, home, utc, tmp_path):
+    pytest.importorskip("anima.llm")  # the model backends (issue 7) land separately
     a_day(run)
     before = tree(home)
     r = run("consolidate", "--llm", "cmd:false", env={"ANIMA_NOW": NIGHT})
