@@ -200,8 +200,9 @@ def session_id(path: str, header: dict | None) -> str:
 
 # --- reading -------------------------------------------------------------------------------
 
-def _chunks(path: str):
-    """The decompressed bytes of `path` in pieces; raise _Damaged where the zstd data breaks.
+def _chunks(path: str, size: int = CHUNK):
+    """The decompressed bytes of `path` in pieces (from `size` bytes read at a time); raise
+    _Damaged where the zstd data breaks.
 
     Frame by frame: a decompressor that has taken input but not reached the end of its frame
     when the file ends means a truncated file, which zstandard's stream_reader would end
@@ -209,14 +210,14 @@ def _chunks(path: str):
     """
     with open(path, "rb") as f:
         if not path.endswith(ZSTD_SUFFIXES):
-            while chunk := f.read(CHUNK):
+            while chunk := f.read(size):
                 yield chunk
             return
         import zstandard
 
         dctx = zstandard.ZstdDecompressor()
         frame = None
-        while raw := f.read(CHUNK):
+        while raw := f.read(size):
             while raw:
                 if frame is None:
                     frame = dctx.decompressobj()
@@ -627,14 +628,15 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
     that decides the format). A damaged file is read as `read_session` reads it."""
     lines = set(lines)
     sig = fs.signature(path)
+    last = max(lines, default=0)
     try:
-        raw = b"".join(_chunks(path))
+        raw = _head(path, last)
     except (OSError, _Damaged):
         session = read_session(path, None, 0, lambda message: None)
         return {t.line: t for t in session.turns if t.line in lines} if session else {}
     fmt, delegated, out = None, False, {}
     mtime = sig[0] / 1e9 if sig else 0.0
-    for number, line in enumerate(raw.split(b"\n"), 1):
+    for number, line in enumerate(raw.split(b"\n", last)[:last], 1):
         if fmt is not None and number not in lines:
             continue
         if number == 1 and line.startswith(b"\xef\xbb\xbf"):
@@ -658,6 +660,19 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
                 who, text, ts = turn
                 out[number] = Turn(session_id, number, mtime if ts is None else ts, who, text, path)
     return out
+
+
+def _head(path: str, lines: int) -> bytes:
+    """The decompressed bytes of `path` up to the end of its line `lines` at least (all of them
+    if it is shorter): read and decompressed in small pieces, so a turn near the start of a
+    long file costs little."""
+    pieces, newlines = [], 0
+    for piece in _chunks(path, 1 << 14):
+        pieces.append(piece)
+        newlines += piece.count(b"\n")
+        if newlines >= lines:
+            break
+    return b"".join(pieces)
 
 
 def find_turn(home, cfg, session_id: str, line: int, warn) -> Turn | None:
