@@ -159,8 +159,14 @@ def test_the_same_night_again_changes_nothing(run, home, utc):
     assert ok(run("consolidate", "--dry-run", env={"ANIMA_NOW": NIGHT})).stdout == ""
     consolidate(run)
     consolidate(run, "2026-12-01T05:00:00Z")
-    assert tree(home) == {k: v for k, v in before.items() if k in tree(home) or not k.endswith(".lock")}
     assert snapshot(home) == before
+    # the new day's entry rolled away by the hour: still nothing lived since
+    ok(run("stream", "roll", "--now", "2026-12-01T05:00:00Z"))
+    before = snapshot(home)
+    assert ok(run("consolidate", "--dry-run", env={"ANIMA_NOW": "2026-12-01T05:01:00Z"})).stdout == ""
+    consolidate(run, "2026-12-01T05:01:00Z")
+    assert snapshot(home) == before
+    assert entries(home) == ["2026-11-30.md"]
 
 
 def test_a_carried_decision_is_not_acted_on_twice(run, home, utc):
@@ -174,7 +180,7 @@ def test_a_carried_decision_is_not_acted_on_twice(run, home, utc):
     assert json.loads(out)["payload"]["params"]["cites"]["gen"] == 0    # the archived line, not the carried one
     assert ok(run("externalize", "--now", "2026-12-01T04:02:00Z"), None).stdout == ""
     assert len(actions(home)) == 1
-    # and carried a second time (the next night it is her last thought again? no: only hers of the day)
+    # a decision acted on during the day, then carried by the night: still once
     think(run, "I decide to write in my diary: the second night.", "2026-12-01T21:00:00Z")
     ok(run("externalize", "--now", "2026-12-01T21:01:00Z"), None)
     consolidate(run, NIGHT2)
@@ -398,7 +404,13 @@ def test_kill_9_leaves_every_file_old_or_new_and_a_rerun_completes(run, home, an
         env = {**os.environ, "ANIMA_HOME": str(copy), "ANIMA_NOW": NIGHT}
         p = subprocess.Popen([anima_bin, "consolidate"], env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.4, 1.0) * took)
+        if trial % 2:
+            time.sleep(rng.uniform(0.4, 1.0) * took)
+        else:  # while it writes: from the moment its change set is on disk, a little later
+            pending = copy / "pipeline" / "consolidate.pending"
+            while not pending.exists() and p.poll() is None:
+                time.sleep(0.0005)
+            time.sleep(rng.uniform(0, 0.02))
         p.send_signal(signal.SIGKILL)
         killed += p.wait() == -signal.SIGKILL
         midway += (copy / "pipeline" / "consolidate.pending").exists()
@@ -408,6 +420,7 @@ def test_kill_9_leaves_every_file_old_or_new_and_a_rerun_completes(run, home, an
         subprocess.run([anima_bin, "consolidate"], env=env, check=True)
         assert tree(copy) == done, f"trial {trial}"
     assert killed >= 6, "consolidate finished before most kills: the test would prove nothing"
+    assert midway >= 3, "no kill landed while consolidate wrote: the test would prove little"
     print(f"{killed} killed, {midway} in the middle of writing")
 
 
