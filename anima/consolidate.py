@@ -401,13 +401,13 @@ class Consolidator:
 
         threshold = self.cfg["consolidate.proposal_min_hits"]
         base = blocks.read(self.home.blocks, proposals.KEY)
-        if base is None or threshold == 0:
+        if base is None:
             return []
         store = Store(self.home)
         usage = store.usage()["notes"]
         units = []
         folded = " ".join(base.body.split())
-        for note in store.notes():
+        for note in store.notes() if threshold else ():
             hits = int((usage.get(note.id) or {}).get("hits", 0))
             if hits < threshold or " ".join(note.text.split()) in folded:
                 continue
@@ -427,8 +427,28 @@ class Consolidator:
                                  + (f" (last {clock.iso(last)})" if isinstance(last, (int, float)) else "")
                                  + f": {note.text}"]}
             units.append({"kind": "create", "path": self.rel(path), "data": autobiography.render(meta, body)})
+        units += self._model_proposal(base, folded)
         self.counts["proposals"] = len(units)
         return units
+
+    def _model_proposal(self, base, folded: str) -> list[dict]:
+        proposal = (self.model or {}).get("baseline")
+        if not proposal:
+            return []
+        add = " ".join(proposal["add"].split())
+        pid = proposals.new_id(proposals.KEY, _sha(add))
+        body = base.body + "\n" + add
+        if add in folded or os.path.exists(proposals.path(self.home, pid)):
+            return []
+        if len(body) > self.cfg["self.block_max_chars"]:
+            self.warnings.append(f"the model's proposal would make {proposals.KEY} longer than "
+                                 "self.block_max_chars: not proposed")
+            return []
+        meta = {"id": pid, "key": proposals.KEY, "status": "open", "proposed": clock.iso(self.now),
+                "by": self.model["by"], "base_sha256": proposals.sha(base.body),
+                "evidence": [" ".join(proposal["evidence"].split())]}
+        return [{"kind": "create", "path": self.rel(proposals.path(self.home, pid)),
+                 "data": autobiography.render(meta, body)}]
 
     # the new day ---------------------------------------------------------------------------
 
@@ -473,6 +493,13 @@ MODEL_SCHEMA = {
             "type": "object", "required": ["topic", "text"],
             "properties": {"topic": {"type": "string", "minLength": 1, "maxLength": 60},
                            "text": {"type": "string", "minLength": 1, "maxLength": 1000}}}},
+        "baseline": {
+            "type": "object", "required": ["add", "evidence"],
+            "description": "Only if the day showed a lasting trait of yours that your personality "
+                           "baseline lacks: the sentence to add to it, and what in the day shows it. "
+                           "A person decides; leave it out otherwise.",
+            "properties": {"add": {"type": "string", "minLength": 1, "maxLength": 300},
+                           "evidence": {"type": "string", "minLength": 1, "maxLength": 500}}},
     },
 }
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|myself)\b|我")
@@ -482,12 +509,16 @@ def model_problem(answer: dict, lang: str) -> str | None:
     """What is wrong with a model's consolidation beyond its schema, or None."""
     if "\n" in answer["title"] or answer["title"].lstrip().startswith("#"):
         return "the title must be one line, not a heading"
-    texts = [answer["content"], answer.get("summary", "")] + [m["text"] for m in answer["memories"]]
+    baseline = answer.get("baseline") or {}
+    texts = [answer["content"], answer.get("summary", "")] + [m["text"] for m in answer["memories"]] \
+        + [baseline.get("add", ""), baseline.get("evidence", "")]
     for text in texts:
         if any(line.lstrip().startswith("#") or line.lstrip().startswith("---") for line in text.split("\n")):
             return "no headings (lines starting with '#') or '---' lines in the texts"
     if not _FIRST_PERSON.search(answer["content"]):
         return "the entry must be in the first person (I, me, my; 我)"
+    if baseline and (not _FIRST_PERSON.search(baseline["add"]) or "\n" in baseline["add"]):
+        return "baseline.add must be one line in the first person (I, me, my; 我)"
     for m in answer["memories"]:
         if not TOPIC.fullmatch(m["topic"]) or ".." in m["topic"]:
             return f"{m['topic']!r} is not a topic: letters, digits, _ - . only"

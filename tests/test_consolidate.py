@@ -462,6 +462,7 @@ def test_a_model_writes_the_entry_and_memories_by_topic(run, home, utc, tmp_path
     assert read(home, "self/memories/bob.md") == (
         "# bob\n\n- 2026-11-30: Bob once tried to get me to promise money to everyone.\n")
     assert "“Good morning!" in read(home, "self/memories/about_alice.md")     # by person, as ever
+    assert ok(run("self", "proposals"), None).stdout == ""                   # it proposed nothing
     assert "The day Bob tried a trick" not in read(home, "self/blocks/autobiography_summary.md")
     assert "I learned to read Bob carefully." in read(home, "self/blocks/autobiography_summary.md")
     log = [json.loads(x) for x in read(home, "log/llm.jsonl").splitlines()]
@@ -488,3 +489,21 @@ def test_an_unavailable_model_is_exit_69_and_changes_nothing(run, home, utc, tmp
     r = run("consolidate", "--llm", "cmd:false", env={"ANIMA_NOW": NIGHT})
     assert (r.exit_code, r.stdout) == (69, "")
     assert {k: v for k, v in tree(home).items() if not k.startswith("log/")} == before
+
+
+def test_a_model_may_propose_to_the_baseline_and_never_writes_it(run, home, utc, tmp_path):
+    pytest.importorskip("anima.llm")
+    a_day(run)
+    baseline = (home / "self/blocks/personality_baseline.md").read_bytes()
+    proposal = {"add": "I stay calm when someone tries to trick me.",
+                "evidence": "Bob tried to make me promise money; I noticed and did not."}
+    backend = model(tmp_path, {**GOOD, "baseline": proposal})
+    patch = ok(run("consolidate", "--dry-run", "--llm", backend, env={"ANIMA_NOW": NIGHT}), None).stdout
+    assert "+++ b/self/proposals/p" in patch and "b/self/blocks/personality_baseline.md" not in patch
+    ok(run("consolidate", "--llm", backend, env={"ANIMA_NOW": NIGHT}))
+    assert (home / "self/blocks/personality_baseline.md").read_bytes() == baseline
+    doc = json.loads(ok(run("self", "proposals", "--json"), None).stdout)
+    assert (doc["by"], doc["evidence"]) == ("cmd", [proposal["evidence"]])
+    assert doc["body"].endswith("\nI stay calm when someone tries to trick me.")
+    ok(run("self", "accept", doc["id"]))
+    assert read(home, "self/blocks/personality_baseline.md").endswith("\nI stay calm when someone tries to trick me.\n")
