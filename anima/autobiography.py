@@ -52,15 +52,32 @@ def parse(text: str, path: str) -> tuple[dict, str]:
         end = next(i for i in range(1, len(lines)) if lines[i].rstrip() == "---")
     except StopIteration:
         raise DataError(f"{path}: front matter opened with '---' is never closed") from None
-    import yaml
+    meta = _json_lines(lines[1:end])
+    if meta is None:  # edited by hand into other YAML: the real parser
+        import yaml
 
-    try:
-        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
-    except yaml.YAMLError:
-        raise DataError(f"{path}: front matter is not valid YAML") from None
+        try:
+            meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+        except yaml.YAMLError:
+            raise DataError(f"{path}: front matter is not valid YAML") from None
     if not isinstance(meta, dict):
         raise DataError(f"{path}: front matter must be a mapping of fields")
     return meta, "\n".join(lines[end + 1:]).strip("\n")
+
+
+def _json_lines(lines: list[str]) -> dict | None:
+    """Front matter as anima writes it (`key: JSON` a line), read without a YAML parser (a
+    summary reads every entry); None when it is anything else."""
+    meta = {}
+    for line in lines:
+        key, sep, value = line.partition(": ")
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            return None
+        try:
+            meta[key] = json.loads(value)
+        except ValueError:
+            return None
+    return meta
 
 
 def names(home) -> list[str]:

@@ -507,3 +507,17 @@ def test_a_model_may_propose_to_the_baseline_and_never_writes_it(run, home, utc,
     assert doc["body"].endswith("\nI stay calm when someone tries to trick me.")
     ok(run("self", "accept", doc["id"]))
     assert read(home, "self/blocks/personality_baseline.md").endswith("\nI stay calm when someone tries to trick me.\n")
+
+
+def test_a_deprecated_entry_leaves_the_summary(run, home, utc):
+    a_day(run)
+    consolidate(run)
+    say(run, "Busy day?", "Alice", "2026-12-01T12:00:00Z")
+    # a person deprecates the first night's entry by adding one (never by editing it)
+    (home / "self/autobiography/2026-12-01.md").write_text(
+        '---\nid: "2026-12-01"\ntitle: Deprecated\ndate: 2026-12-01\ndeprecates: "2026-11-30"\n'
+        'reason: I misread Bob.\n---\nI misread Bob that day.\n')
+    consolidate(run, NIGHT2)
+    assert entries(home) == ["2026-11-30.md", "2026-12-01.2.md", "2026-12-01.md"]
+    block = read(home, "self/blocks/autobiography_summary.md")
+    assert "- 2026-12-01: I heard from Alice." in block and "2026-11-30" not in block
