@@ -91,11 +91,23 @@ def test_a_failing_stage_stops_the_pass_with_its_status(env, home):
     assert r.returncode == 65 and "`anima say` failed (exit 65)" in r.stderr
     assert now_md(home) == before and waiting(home, "inbox/pending") == []
     anima(env, "say", "still here", "--speaker", "Dan")
-    r = loop(env, "--llm", "nonsense")
-    assert r.returncode == 78 and "`anima internalize` failed (exit 78)" in r.stderr
+    config = home / "config.toml"
+    good = config.read_text()
+    config.write_text(good + "\n[broken\n")  # every stage that reads the configuration fails
+    r = loop(env)
+    assert r.returncode == 78 and "` failed (exit 78)" in r.stderr.splitlines()[-1]
     assert "still here" not in now_md(home)
+    config.write_text(good)
+    # --llm is the translators' backend for the pass (ANIMA_LLM): an unknown one fails as
+    # anima itself fails with it
+    direct = subprocess.run([shutil.which("anima", path=env["PATH"]), "internalize"],
+                            env={**env, "ANIMA_LLM": "nonsense"}, capture_output=True)
+    r = loop(env, "--llm", "nonsense")
+    assert r.returncode == direct.returncode
+    if direct.returncode:
+        assert "`anima internalize` failed" in r.stderr and "still here" not in now_md(home)
     r = loop(env, "--llm=rules")
-    assert r.returncode == 0 and "“still here”" in now_md(home)
+    assert r.returncode == 0 and now_md(home).count("“still here”") == 1
 
 
 def test_usage(env):
