@@ -137,6 +137,7 @@ def counter(con, n_hit: int, table: str = "f"):
         k = K1 * (1 - B + B * size / avgdl)
         return max(1, round(g * k / ((K1 + 1) - g)))
 
+    count.idf, count.avgdl = idf, avgdl  # (for the same arithmetic in SQL)
     return count
 
 

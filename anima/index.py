@@ -66,7 +66,7 @@ def _create(con) -> None:
                            turns INTEGER NOT NULL, tokens INTEGER NOT NULL,
                            size INTEGER NOT NULL, lines INTEGER NOT NULL, tail TEXT NOT NULL);
         CREATE TABLE turns(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
-                           ts REAL NOT NULL, who INTEGER NOT NULL);
+                           ts REAL NOT NULL, who INTEGER NOT NULL, dl INTEGER NOT NULL);
         CREATE INDEX turns_file ON turns(file);
         INSERT INTO meta VALUES('version', '{SCHEMA_VERSION}');
     """)
@@ -152,13 +152,13 @@ def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
         return
     # rowids past every FTS5 row ever written, in any shard: a retired file's dead rows keep theirs
     first = max(con.execute(f"SELECT max(id) FROM {t}_docsize").fetchone()[0] or 0 for t in shards(con)) + 1
-    con.executemany("INSERT INTO turns(id, file, line, ts, who) VALUES(?,?,?,?,?)",
-                    [(first + i, file_id, line, ts, who) for i, (line, ts, who, _) in enumerate(rows)])
     con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(first + i, r[3]) for i, r in enumerate(rows)])
-    # the file's length in tokens as FTS5 counted them (recall.scan counts them the same way)
-    tokens = sum(fts.varints(sz)[0] for (sz,) in con.execute(
-        "SELECT sz FROM f_docsize WHERE id BETWEEN ? AND ?", (first, first + len(rows) - 1)))
-    con.execute("UPDATE files SET tokens=tokens+? WHERE id=?", (tokens, file_id))
+    # each turn's length in tokens as FTS5 counted them (recall.scan counts them the same way)
+    sizes = dict(con.execute("SELECT id, sz FROM f_docsize WHERE id BETWEEN ? AND ?", (first, first + len(rows) - 1)))
+    turns = [(first + i, file_id, line, ts, who, fts.varints(sizes[first + i])[0])
+             for i, (line, ts, who, _) in enumerate(rows)]
+    con.executemany("INSERT INTO turns(id, file, line, ts, who, dl) VALUES(?,?,?,?,?,?)", turns)
+    con.execute("UPDATE files SET tokens=tokens+? WHERE id=?", (sum(t[5] for t in turns), file_id))
 
 
 class Plan:
@@ -329,8 +329,8 @@ def _shard_worker(part: str, items: list, k: int) -> dict:
 
 def _fill_shard(con, items: list, k: int, tick) -> dict:
     """Index the files into `con`'s table f, rowids from k * SHARD_STRIDE + 1; {path: (what
-    was read, its "turns" as (rowid, line, ts, who) and "tokens" as FTS5 counted them, but not
-    its text; warnings)}."""
+    was read, its "turns" as [rowid, line, ts, who, length] and "tokens" as FTS5 counted
+    them, but not its text; warnings)}."""
     # no merging while building, and a large in-memory term hash (fewer, larger segments);
     # one optimize at the end leaves a single segment to query
     con.execute("INSERT INTO f(f, rank) VALUES('automerge', 0)")
@@ -342,7 +342,7 @@ def _fill_shard(con, items: list, k: int, tick) -> dict:
         if got is not None:
             rows = got.pop("rows")
             con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(rowid + i, r[3]) for i, r in enumerate(rows)])
-            got["turns"] = [(rowid + i, line, ts, who) for i, (line, ts, who, _) in enumerate(rows)]
+            got["turns"] = [[rowid + i, line, ts, who] for i, (line, ts, who, _) in enumerate(rows)]
             rowid += len(rows)
         out[p] = (got, warnings)
         tick()
@@ -354,7 +354,9 @@ def _fill_shard(con, items: list, k: int, tick) -> dict:
     sizes = dict(con.execute("SELECT id, sz FROM f_docsize"))
     for got, _ in out.values():
         if got is not None:
-            got["tokens"] = sum(fts.varints(sizes[t[0]])[0] for t in got["turns"])
+            for t in got["turns"]:
+                t.append(fts.varints(sizes[t[0]])[0])
+            got["tokens"] = sum(t[4] for t in got["turns"])
     return out
 
 
@@ -365,8 +367,8 @@ def _insert_read(con, path: str, sig, got: dict) -> None:
                       "VALUES(?,?,?,?,?,?,?,?,?,?)",
                       (path, _sig(sig), got["id"], got["format"], int(got["delegated"]), len(turns),
                        got.get("tokens", 0), got["size"], got["lines"], got["tail"]))
-    con.executemany("INSERT INTO turns(id, file, line, ts, who) VALUES(?,?,?,?,?)",
-                    [(rowid, cur.lastrowid, line, ts, who) for rowid, line, ts, who in turns])
+    con.executemany("INSERT INTO turns(id, file, line, ts, who, dl) VALUES(?,?,?,?,?,?)",
+                    [(rowid, cur.lastrowid, line, ts, who, dl) for rowid, line, ts, who, dl in turns])
 
 
 def update(home, cfg, warn=lambda m: None) -> dict:

@@ -256,44 +256,42 @@ def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: in
     tables = [table for table in idx.tables if hits[table]]
     if not tables:
         return
-    where, args = "", []
+    where, named = "", {"match": match}
     others = idx.plan.others  # files indexed but not current: their rows are not the index's to answer
     if others:
-        where += f" AND t.file NOT IN ({','.join('?' * len(others))})"
-        args += others
+        named.update((f"o{i}", file_id) for i, file_id in enumerate(others))
+        where += f" AND t.file NOT IN ({','.join(f':o{i}' for i in range(len(others)))})"
     if idx.clean():
         st.df[0] += sum(hits.values())
     else:  # (a dead row has no turn: the JOIN leaves it out)
         st.df[0] += sum(idx.con.execute(f"SELECT count(*) FROM {table} JOIN turns t ON t.id = {table}.rowid "
-                                        f"WHERE {table} MATCH ?{where}", (match, *args)).fetchone()[0]
+                                        f"WHERE {table} MATCH :match{where}", named).fetchone()[0]
                         for table in tables)
     if filters.since is not None:
-        where += " AND t.ts >= ?"
-        args.append(filters.since)
+        where += " AND t.ts >= :since"
+        named["since"] = filters.since
     if filters.who is not None:
-        where += " AND t.who = ?"
-        args.append(index.WHO.index(filters.who))
-    weight, idf = q.weights[0], st.idf(0)
-    avgdl = st.avgdl
+        where += " AND t.who = :who"
+        named["who"] = index.WHO.index(filters.who)
+    # The score, in SQL, is `score`'s own arithmetic in the same order (so the same doubles):
+    # weight * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl)), the count tf
+    # recovered from the shard's bm25() as fts.counter does it.
+    params = {**named, "wi": q.weights[0] * st.idf(0), "k1": K1, "k2": K1 + 1, "b": B, "avgdl": st.avgdl}
     counts, arms = [], []
     for n, table in enumerate(tables):
         count = fts.counter(idx.con, hits[table], table)  # from this shard's own bm25() statistics
         counts.append(count)
-
-        def term_score(bm25, sz, count=count):
-            dl = fts.varints(sz)[0]
-            return weight * idf * _part(count(bm25, dl), dl, avgdl)
-
-        idx.con.create_function(f"anima_score{n}", 2, term_score, deterministic=True)
-        arms.append(f"SELECT {n}, {table}.rowid, bm25({table}), d.sz, t.file, t.line AS line, t.ts AS ts, "
-                    f"t.who AS who, fl.session AS session, anima_score{n}(bm25({table}), d.sz) AS score "
-                    f"FROM {table} JOIN {table}_docsize d ON d.id = {table}.rowid JOIN turns t ON t.id = {table}.rowid "
-                    f"JOIN files fl ON fl.id = t.file WHERE {table} MATCH ?{where}")
+        params[f"idf{n}"], params[f"avgdl{n}"] = count.idf, count.avgdl
+        tf = (f"max(1, round((-b / :idf{n}) * (:k1 * (1 - :b + :b * dl / :avgdl{n})) / (:k2 - (-b / :idf{n}))))")
+        arms.append(f"SELECT *, :wi * ({tf} * :k2 / ({tf} + :k1 * (1 - :b + :b * dl / :avgdl))) AS score FROM "
+                    f"(SELECT {n} AS n, {table}.rowid AS rowid, bm25({table}) AS b, t.dl AS dl, t.file AS file, "
+                    f"t.line AS line, t.ts AS ts, t.who AS who, fl.session AS session FROM {table} "
+                    f"JOIN turns t ON t.id = {table}.rowid JOIN files fl ON fl.id = t.file "
+                    f"WHERE {table} MATCH :match{where} LIMIT -1)")  # (LIMIT: bm25() computed once a row)
     rows = idx.con.execute(" UNION ALL ".join(arms) + f" ORDER BY {'who, ' if tiers else ''}score DESC, ts DESC, "
-                           "session, line LIMIT ?", (*[a for _ in tables for a in (match, *args)], k))
-    for n, rowid, bm25, sz, file_id, line, ts, who, session, _ in rows:
+                           "session, line LIMIT :k", {**params, "k": k})
+    for n, rowid, bm25, dl, file_id, line, ts, who, session, _ in rows:
         if file_id in covered:
-            dl = fts.varints(sz)[0]
             out.append(Candidate(session, covered[file_id][0], line, ts, index.WHO[who], dl, (counts[n](bm25, dl),),
                                  idx, rowid))
 
