@@ -22,7 +22,7 @@ class Setting:
     def __init__(self, default, help: str, kind: str, low: int = 0, high: int = 0, choices: tuple = ()):
         self.default = default
         self.help = help
-        self.kind = kind  # int | bool | choice | list (of choices) | words (free strings) | filename | cron
+        self.kind = kind  # int | bool | choice | list | words | filename | cron | text | backend | ...
         self.low, self.high = low, high
         self.choices = choices
 
@@ -57,6 +57,15 @@ class Setting:
                     raise ConfigError(f"{key}: {name!r} is not a plain command name")
                 if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and a for a in argv):
                     raise ConfigError(f"{key}.{name}: must be a non-empty list of strings (an argv, no shell)")
+        elif self.kind == "backend":
+            from anima.llm import backend_problem
+
+            problem = backend_problem(value)
+            if problem:
+                raise ConfigError(f"{key}: {_show(value)} {problem}")
+        elif self.kind == "text":
+            if not isinstance(value, str) or not value.strip() or "\n" in value:
+                raise ConfigError(f"{key}: must be a non-empty string on one line, not {_show(value)}")
         elif self.kind == "filename":
             if not isinstance(value, str) or not value or "/" in value or value in (".", "..") or "\0" in value:
                 raise ConfigError(f"{key}: must be a plain file name (no '/'), not {_show(value)}")
@@ -185,9 +194,16 @@ SETTINGS: dict[str, Setting] = {
     "internalize.quote_max_chars": Setting(
         1000, "Longest quotation of someone's words `anima internalize` puts in the self-stream, in "
         "characters; longer words are cut there and end with '…'.", "int", 20, 100000),
-    "git.autocommit": Setting(
-        False, "When the home is a git repository, commit what each command changed, with a message "
-        "saying what happened (pipeline/ and log/ are left out).", "bool"),
+    "llm.backend": Setting(
+        "rules", "What `anima internalize` and `anima externalize` think with: rules (offline templates, no "
+        "model), openai (an OpenAI-compatible endpoint: OPENAI_BASE_URL, OPENAI_API_KEY) or cmd:ARGV (a "
+        "local model command: the prompt on stdin, the answer on stdout). Environment: ANIMA_LLM.", "backend"),
+    "llm.model": Setting("gpt-4o-mini", "The model the openai backend asks for.", "text"),
+    "llm.timeout_sec": Setting(
+        60, "Seconds a model call may take; past it the command exits 69 and nothing is lost.", "int", 1, 3600),
+    "llm.max_calls_per_hour": Setting(
+        60, "Model calls in any hour at most (log/llm.jsonl counts them); when spent, the rules backend "
+        "takes over until the hour has passed. 0: never call a model.", "int", 0, 1000000),
     "consolidate.carry_entries": Setting(
         2, "Entries of her own (her last unfinished thoughts) `anima consolidate` carries over into "
         "the new day's now.md; 0: none.", "int", 0, 100),
@@ -197,6 +213,9 @@ SETTINGS: dict[str, Setting] = {
     "consolidate.proposal_min_hits": Setting(
         20, "Injections a self-note needs before `anima consolidate` proposes it for the personality "
         "baseline (`anima self proposals`); 0: never propose.", "int", 0, 1000000),
+    "git.autocommit": Setting(
+        False, "When the home is a git repository, commit what each command changed, with a message "
+        "saying what happened (pipeline/ and log/ are left out).", "bool"),
     "rhythm.catch_up": Setting(
         120, "Minutes a rule's scheduled time may lie in the past and still fire (after downtime, "
         "only the latest missed time of each rule fires, once).", "int", 0, 100000),
@@ -211,7 +230,7 @@ OPEN_TABLES: dict[str, Setting] = {
     "rhythm.rules": Setting("off", "A rhythm rule of your own.", "cron"),
 }
 
-ENV = {"core.lang": "ANIMA_LANG"}
+ENV = {"core.lang": "ANIMA_LANG", "llm.backend": "ANIMA_LLM"}
 
 TABLE_HELP = {
     "core": "General settings.",
@@ -226,8 +245,9 @@ TABLE_HELP = {
     "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",
     "stream": "The self-stream (Pool A): self/stream/now.md and its archive.",
     "internalize": "How `anima internalize` turns events into her experience (the rules backend).",
-    "git": "Keeping the home's history in git.",
     "consolidate": "The nightly `anima consolidate`: archive, memories, autobiography, proposals.",
+    "llm": "The model backends of the translators (internalize, externalize, consolidate).",
+    "git": "Keeping the home's history in git.",
     "rhythm": "The rhythm `anima tick` strikes (run it every minute from cron).",
     "rhythm.rules": "Rules: NAME = \"5-field cron expression\" (local time) or \"off\"; add your own.",
 }

@@ -1,8 +1,17 @@
 """`anima externalize` (Pool A -> Pool B): only her own decisions become actions.
 
 It reads what was appended to now.md since its cursor, by way of the records of
-pipeline/stream.jsonl: only the lines of a record by "think" whose sha256 still matches the
-lines in now.md (or in the archive, after a roll) are hers. internalize's entries narrate
+pipeline/stream.jsonl: only the lines of a record by "think" or "externalize" (her
+reflection) whose sha256 still matches the lines in now.md (or in the archive, after a roll)
+are hers.
+
+With a model backend she reflects first (`Externalizer.reflect`): the entries since her last
+reflection go to the model (anima.llm, prompt EXTERNALIZER), its reflection is checked (the
+echo guard, anima.echo) and appended as hers, by "externalize", its record carrying "upto"
+(the last line it read) so that no line is reflected on twice and the reflection itself
+never. The model's list of actions decides nothing: the decision pass below reads the
+reflection's lines like any of hers, and a listed action its line does not state is
+dead-lettered as unjustified. internalize's entries narrate
 events: nothing in them is ever a decision, and nothing inside a quotation ever is.
 
 Rules backend: a decision is an explicit phrase at the start of a sentence of one of her
@@ -44,6 +53,21 @@ from anima.internalize import NAME_MAX, fold
 from anima.stream import Stream
 
 BY = "anima externalize"
+READ_RECORDS = 40  # a reflection reads at most the last 40 entries since the last one
+READ_CHARS = 12000  # ... and their last 12,000 characters
+REFLECTION_LINES = 12
+COMMANDS = ("reply", "diary.write", "memory.write", "note.add", "state.update")
+SCHEMA = {
+    "type": "object", "required": ["reflection", "actions"],
+    "properties": {
+        "reflection": {"type": "array", "maxItems": REFLECTION_LINES, "items": {"type": "string", "maxLength": 500}},
+        "actions": {"type": "array", "maxItems": REFLECTION_LINES, "items": {
+            "type": "object", "required": ["command", "text", "line"],
+            "properties": {"command": {"type": "string", "enum": list(COMMANDS)},
+                           "to": {"type": "string", "maxLength": 80}, "topic": {"type": "string", "maxLength": 80},
+                           "text": {"type": "string", "maxLength": 2000}, "line": {"type": "integer", "minimum": 0}}}},
+    },
+}
 
 _TEXT = r"\s*[:：]\s*(?P<text>.+)"
 _NAMEPAT = r"(?P<name>[^:：]{1,80}?)"
@@ -139,6 +163,9 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+HERS = ("think", "externalize")  # the records whose lines are her own words
+
+
 class View:
     """What pipeline/stream.jsonl says: records by gen, the current gen, who spoke last;
     read incrementally (one process may run many times)."""
@@ -147,9 +174,11 @@ class View:
         self.stream = stream
         self.offset = 0
         self.gen = 0
-        self.records: list[dict] = []  # think records in order
+        self.records: list[dict] = []  # her records (think, externalize) in order
+        self.read: list[dict] = []  # every record of lines, in order
         self.by_gen: dict[int, list[dict]] = {}
         self.spoke: dict[str, dict] = {}  # speaker key -> latest internalized message record
+        self.reflected = (-1, 0)  # the last line a reflection of hers was about
         self._now = None
 
     def refresh(self) -> None:
@@ -166,9 +195,14 @@ class View:
             lines = record.get("lines")
             if not (isinstance(lines, list) and len(lines) == 2 and all(isinstance(n, int) for n in lines)):
                 continue
-            if record.get("by") == "think":
+            self.read.append(record)
+            if record.get("by") in HERS:
                 self.records.append(record)
                 self.by_gen.setdefault(record["gen"], []).append(record)
+                upto = record.get("upto")
+                if record["by"] == "externalize" and isinstance(upto, list) and len(upto) == 2 \
+                        and all(isinstance(n, int) for n in upto):
+                    self.reflected = max(self.reflected, (upto[0], upto[1]))
             elif record.get("by") == "internalize" and record.get("source_type") == "message" \
                     and isinstance(record.get("speaker"), str) and isinstance(record.get("trace_id"), str):
                 self.spoke[record["speaker"]] = record
@@ -232,8 +266,10 @@ def justify(view: View, payload: dict) -> str | None:
 
 
 class Externalizer:
-    def __init__(self, home):
+    def __init__(self, home, cfg=None, backend: str | None = None):
         self.home = home
+        self.cfg = cfg
+        self.backend = backend if backend is not None else cfg["llm.backend"] if cfg is not None else "rules"
         self.stream = Stream(home)
         self.view = View(self.stream)
         self.cursor_path = home.path("pipeline", "externalize.cursor")
@@ -247,6 +283,16 @@ class Externalizer:
             return int(c["gen"]), int(c["line"])
         except (ValueError, KeyError, TypeError):
             return -1, 0
+
+    def reflected(self) -> tuple[int, int]:
+        """The last line reflected on: by the cursor file (a reflection that came to nothing
+        moves it too) or by her last reflection's record."""
+        try:
+            c = json.loads(fs.read_text(self.cursor_path) or "")["reflected"]
+            mark = (int(c[0]), int(c[1]))
+        except (ValueError, KeyError, TypeError, IndexError):
+            mark = (-1, 0)
+        return max(mark, self.view.reflected)
 
     def action_for(self, record: dict, n: int, d: dict, now: float) -> tuple[dict, str | None]:
         """The action envelope a decision makes, and why it is unjustified (None: it is not)."""
@@ -281,6 +327,10 @@ class Externalizer:
             self.view.refresh()
             cgen, cline = self.cursor()
             last = (cgen, cline)
+            reflected = None
+            if self.backend != "rules":
+                reflected = self.reflect(max(self.reflected(), last), now, counts)
+                self.view.refresh()
             for record in self.view.records:
                 first, end = record["lines"]
                 if (record["gen"], end) <= (cgen, cline):
@@ -291,9 +341,98 @@ class Externalizer:
                         for k, d in enumerate(decisions(lines[n - first])):
                             self._act(record, n, k, d, now, counts, emit)
                 last = max(last, (record["gen"], end))
-            if last != (cgen, cline):
-                fs.atomic_write(self.cursor_path, json.dumps({"gen": last[0], "line": last[1]}) + "\n")
+            if last != (cgen, cline) or reflected is not None:
+                mark = {"gen": last[0], "line": last[1]}
+                if reflected is not None or self.reflected() > (-1, 0):
+                    mark["reflected"] = list(max(reflected or (-1, 0), self.reflected()))
+                fs.atomic_write(self.cursor_path, json.dumps(mark) + "\n")
         return counts
+
+    # --- reflection (a model backend) ----------------------------------------------------
+
+    def reflect(self, start: tuple[int, int], now: float, counts: dict) -> tuple[int, int] | None:
+        """Let her reflect on the lines after `start` (all of them, not only hers), append the
+        reflection to now.md as hers, and dead-letter every action the model listed that the
+        reflection does not state. Return the last line reflected on, or None when there was
+        nothing new or the rules take over (the budget). Unavailable: nothing changed."""
+        from anima import echo, llm
+        from anima.internalize import NONE, knowing, relevant
+
+        fresh = [r for r in self.view.read if (r["gen"], r["lines"][1]) > start and r.get("by") != "externalize"]
+        if not fresh:
+            return None
+        upto = max((r["gen"], r["lines"][1]) for r in fresh)
+        texts, quoted, speakers = [], [], []
+        for record in fresh[-READ_RECORDS:]:
+            lines = self.view.block(record)
+            if lines is None:
+                continue
+            texts.append("\n".join(lines).strip())
+            if record.get("by") == "internalize":
+                for line in lines:
+                    parts = echo.split(line)
+                    quoted.extend(parts[1] if parts is not None else [line])
+                if isinstance(record.get("speaker"), str) and record["speaker"] not in speakers:
+                    speakers.append(record["speaker"])
+        if not texts:
+            return None
+        read = "\n\n".join(texts)[-READ_CHARS:]
+        words = echo.Words(quoted)
+        lang = self.cfg["core.lang"]
+        none = NONE[lang]
+        topics: list[str] = []
+        for who in speakers or [None]:
+            topics += [t for t in relevant(self.home, who, read) if t not in topics]
+        state = (fs.read_text(self.home.path("self", "state.md")) or "").strip()[:2000]
+        variables = {"lines": read, "state": state or none, "memories": knowing(self.home, topics) or none,
+                     "speakers": ", ".join(speakers) or none, "max_lines": str(REFLECTION_LINES)}
+
+        def check(answer: dict) -> str | None:
+            lines = answer["reflection"]
+            for i, line in enumerate(lines):
+                if not line.strip():
+                    return f"reflection[{i}] is empty"
+                problem = echo.line_problem(line.strip(), words, decisions_allowed=True)
+                if problem:
+                    return f"reflection[{i}]: {problem}"
+            for k, action in enumerate(answer["actions"]):
+                if not 0 <= action["line"] < len(lines):
+                    return f"actions[{k}].line {action['line']} is not a line of the reflection"
+            return None
+
+        try:
+            answer = llm.ask(self.home, self.cfg, "externalizer", lang, variables, SCHEMA, self.backend, check)
+        except llm.Invalid as e:
+            doc = queues.envelope("reflection", "externalize", {"upto": list(upto), "raw": e.raw}, "reflection",
+                                  now=now)
+            doc["envelope"]["id"] = f"reflection_g{upto[0]}l{upto[1]}"
+            if not os.path.exists(os.path.join(self.actions.dead, doc["envelope"]["id"] + ".json")):
+                bury(self.actions, doc, f"{e}; raw answer: {e.raw}", queue_name=None)
+            return upto
+        if answer is None:
+            return None
+        lines = [line.strip() for line in answer["reflection"]]
+        if not lines:
+            return upto  # she had nothing to say: silence is normal
+        record = self.stream.append("\n".join(lines), "externalize", extra={"upto": list(upto)})
+        self.view.refresh()
+        stated = self.view.block(record) or []
+        at = int(clock.parse(record["at"], "at"))
+        for k, action in enumerate(answer["actions"]):
+            n = record["lines"][0] + 2 + action["line"]
+            line = stated[n - record["lines"][0]] if n - record["lines"][0] < len(stated) else ""
+            if any(_same(d, action) for d in decisions(line)):
+                continue  # the decision pass acts on it, from the line
+            params = {key: action[key] for key in ("to", "topic", "text") if key in action}
+            params["cites"] = {"gen": record["gen"], "lines": [n]}
+            doc = queues.envelope("action", "externalize", {"command": action["command"], "params": params}, "act",
+                                  now=now)
+            doc["envelope"]["id"] = f"act_{at * 10**9:020d}g{record['gen']}l{n}m{k}"
+            bury(self.actions, doc, f"unjustified: line {n} of gen {record['gen']} (her reflection) does not "
+                                    "state this decision")
+            counts["unjustified"] += 1
+            self._journal(record, n, doc["envelope"]["id"], "unjustified", now)
+        return upto
 
     def _act(self, record, n, k, d, now, counts, emit) -> None:
         doc, why = self.action_for(record, n, d, now)
@@ -343,12 +482,26 @@ def _why(reason_path: str) -> str:
         return ""
 
 
-def bury(queue: queues.Queue, doc: dict, why: str) -> str:
-    """Put an action straight into dead_letter/ beside its reason (the reason first)."""
+def _same(d: dict, action: dict) -> bool:
+    """Whether a decision stated in a line is the action a model listed."""
+    if d["command"] != action["command"] or d["text"] != action.get("text"):
+        return False
+    if d["command"] == "reply":
+        return speaker_key(d["name"]) == speaker_key(str(action.get("to", "")))
+    if d["command"] == "memory.write":
+        return d["topic"] == action.get("topic")
+    return True
+
+
+def bury(queue: queues.Queue, doc: dict, why: str, queue_name: str | None = "") -> str:
+    """Put an action straight into dead_letter/ beside its reason (the reason first). A
+    reflection that came to nothing names no queue (`anima queue retry` cannot put it back)."""
     name = doc["envelope"]["id"] + ".json"
     fs.ensure_dir(queue.dead)
-    reason = {"what": doc["payload"].get("command"), "why": why, "when": clock.iso(clock.now()), "by": BY,
-              "queue": queue.name}
+    reason = {"what": doc["payload"].get("command", doc["envelope"]["source_type"]), "why": why,
+              "when": clock.iso(clock.now()), "by": BY}
+    if queue_name is not None:
+        reason["queue"] = queue_name or queue.name
     fs.atomic_write(os.path.join(queue.dead, name + ".reason"), json.dumps(reason, ensure_ascii=False) + "\n")
     fs.atomic_write(os.path.join(queue.dead, name), json.dumps(doc, ensure_ascii=False) + "\n")
     return name

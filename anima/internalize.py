@@ -16,6 +16,11 @@ word (letters, digits, . _ - @), or that speaks in the first person (我, I, me,
 quoted as well. Her own action results are narrated as hers ("I wrote in my diary."); text
 in them that came from outside (an error, a command's output) is quoted.
 
+With a model backend (anima.llm, prompt INTERNALIZER) the sentence of what happened stays the
+rules' and the model adds her experience on the lines after it, checked by the echo guard
+(anima.echo): no heading, no decision, no words of others outside quotation. The model is
+asked before the lock is taken, and the event looked up again under it.
+
 Once per event. The key is payload.event (the inbox event preprocess carried on), else the
 envelope id. Under the lock of now.md, in one step: the key is looked up in the records of
 pipeline/stream.jsonl (each internalize record carries "event"); if absent,
@@ -33,7 +38,7 @@ import re
 import time
 
 from anima import clock, fs, queues
-from anima.errors import DataError
+from anima.errors import AnimaError, DataError
 from anima.stream import TOPIC, Stream, clean, heading, parse_heading
 
 BY = "internalize"
@@ -259,6 +264,19 @@ def narrate_action(payload: dict, lang: str, qmax: int) -> list[str]:
 def compose(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[str, dict]:
     """Her experience of one event (text), and the fields its record carries; DataError if
     the event is not one she can make sense of."""
+    head, context, extra, _ = parts(home, book, doc, lang, qmax)
+    return join(head + context, lang), extra
+
+
+def join(sentences: list[str], lang: str) -> str:
+    return (" " if lang == "en" else "").join(sentences)
+
+
+def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str], list[str], dict, list[str]]:
+    """The sentences saying what happened (others' words quoted: kept as they are whatever
+    backend narrates), the sentences of what the rules can tell about it (time of day, when
+    she last heard from the speaker, memories, a promise, her state), the record's fields,
+    and the words others said in it (for the echo guard)."""
     env, payload = doc["envelope"], doc["payload"]
     kind = env["source_type"]
     happened = payload.get("happened") if isinstance(payload.get("happened"), str) else env["timestamp"]
@@ -267,6 +285,8 @@ def compose(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[str, dic
     end = "." if en else "。"
     extra = {"source_type": kind, "trace_id": env["trace_id"], "happened": clock.iso(at)}
     sentences: list[str] = []
+    theirs: list[str] = []
+    head = 1
     if kind == "message":
         text, speaker = payload.get("text"), payload.get("speaker")
         if not (isinstance(text, str) and text.strip() and isinstance(speaker, str) and speaker.strip()):
@@ -275,6 +295,7 @@ def compose(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[str, dic
         scene = payload.get("scene")
         where = name(scene, lang) if isinstance(scene, str) and scene.strip() else None
         said = quote(text, lang, qmax)
+        theirs += [text, speaker] + ([scene] if where else [])
         if en:
             sentences.append(f"{who} said in {where}: {said}." if where else f"{who} said: {said}.")
         else:
@@ -312,8 +333,12 @@ def compose(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[str, dic
             extra["rule"] = payload["rule"]
     elif kind == "action":
         sentences.extend(narrate_action(payload, lang, qmax))
+        head = len(sentences)
+        result = payload.get("result") if isinstance(payload.get("result"), dict) else {}
+        theirs += [payload.get("error"), result.get("stdout")]
     elif kind == "system":
         text = payload.get("text")
+        theirs.append(text)
         if isinstance(text, str) and text.strip():
             sentences.append(("The system tells me: " if en else "系统告诉我：") + quote(text, lang, qmax) + end)
         else:
@@ -331,18 +356,75 @@ def compose(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[str, dic
     if state:
         state = state.translate(_NEST).replace("#", "")
         sentences.append(("My state: " if en else "我现在的状态：") + state.rstrip(".。") + end)
-    return (" " if en else "").join(sentences), extra
+    return sentences[:head], sentences[head:], extra, [t for t in theirs if isinstance(t, str)]
+
+
+# --- with a model ---------------------------------------------------------------------------
+
+EXPERIENCE_MAX = 1000  # characters of her experience a model may add to an entry
+SCHEMA = {"type": "object", "required": ["experience"],
+          "properties": {"experience": {"type": "string", "maxLength": EXPERIENCE_MAX}}}
+NONE = {"en": "(none)", "zh": "（无）"}
+
+
+def knowing(home, topics: list[str], limit: int = 1500) -> str:
+    """The memories named, each cut at `limit` characters, for a prompt."""
+    out = []
+    for topic in topics[:3]:
+        text = (fs.read_text(os.path.join(home.path("self", "memories"), topic + ".md")) or "").strip()
+        if text:
+            out.append(f"[{topic}]\n{text[:limit]}")
+    return "\n\n".join(out)
+
+
+def experience_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.split("\n") if line.strip()]
 
 
 # --- the run ------------------------------------------------------------------------------
 
 class Internalizer:
-    def __init__(self, home, cfg):
+    def __init__(self, home, cfg, backend: str | None = None):
         self.home = home
+        self.cfg = cfg
         self.lang = cfg["core.lang"]
         self.qmax = cfg["internalize.quote_max_chars"]
+        self.backend = cfg["llm.backend"] if backend is None else backend
         self.stream = Stream(home)
         self.book = Book(self.stream)
+
+    def experience(self, doc: dict) -> str | None:
+        """What a model adds to the entry: her experience of the event, checked (no heading,
+        no decision, no words of others outside quotation); None when the rules narrate.
+        Unavailable, Invalid (after one retry) or DataError (an event that cannot be narrated)."""
+        from anima import echo, llm
+
+        head, context, _, theirs = parts(self.home, self.book, doc, self.lang, self.qmax)
+        words = echo.Words(theirs)
+        payload = doc["payload"]
+        speaker = payload.get("speaker") if isinstance(payload.get("speaker"), str) else None
+        text = payload.get("text") if isinstance(payload.get("text"), str) else ""
+        state = (fs.read_text(self.home.path("self", "state.md")) or "").strip()[:2000]
+        none = NONE[self.lang]
+        variables = {
+            "event": join(head, self.lang), "context": join(context, self.lang) or none, "state": state or none,
+            "memories": knowing(self.home, relevant(self.home, fold(speaker, NAME_MAX) if speaker else None, text))
+            or none,
+            "recent": self.stream.tail(20).strip() or none, "max_chars": str(EXPERIENCE_MAX),
+        }
+
+        def check(answer: dict) -> str | None:
+            lines = experience_lines(answer["experience"])
+            if not lines:
+                return "the experience is empty"
+            for line in answer["experience"].split("\n"):
+                problem = echo.line_problem(line.strip(), words, decisions_allowed=False)
+                if problem:
+                    return problem
+            return None
+
+        answer = llm.ask(self.home, self.cfg, "internalizer", self.lang, variables, SCHEMA, self.backend, check)
+        return None if answer is None else "\n".join(experience_lines(answer["experience"]))
 
     def key(self, doc: dict) -> str:
         event = doc["payload"].get("event")
@@ -352,11 +434,18 @@ class Internalizer:
         """Narrate one event unless it already was; return the entry appended, or None.
         DataError when the event cannot be narrated (nothing written)."""
         key = self.key(doc)
+        lived = None
+        if self.backend != "rules":  # the call takes seconds: never under the lock
+            self.book.refresh()
+            if key in self.book.narrated:
+                return None
+            lived = self.experience(doc)
         with self.stream.lock():
             self.book.refresh()
             if key in self.book.narrated:
                 return None
-            text, extra = compose(self.home, self.book, doc, self.lang, self.qmax)
+            head, context, extra, _ = parts(self.home, self.book, doc, self.lang, self.qmax)
+            text = join(head, self.lang) + "\n" + lived if lived else join(head + context, self.lang)
             entry = self.book.journaled(key)
             if entry is not None and self.book.landed(entry):  # a crash after the append
                 self.stream.write_record({"gen": entry["gen"], "lines": entry["lines"], "by": BY, "at": entry["at"],
@@ -369,6 +458,8 @@ class Internalizer:
         return f"{heading(clock.parse(record['at'], 'at'))}\n\n{clean(text)}\n\n"
 
     def drain(self, limit: int | None = None, emit=None) -> dict:
+        from anima.llm import Invalid
+
         queue = queues.Queue(self.home, "message")
         queue.recover(CLAIM_TIMEOUT_SEC)
         counts = {"narrated": 0, "skipped": 0, "dead": 0}
@@ -380,6 +471,13 @@ class Internalizer:
             except DataError as e:
                 queue.fail(file, file, str(e), f"anima {BY}")
                 counts["dead"] += 1
+            except Invalid as e:
+                queue.fail(file, file, f"{e}; raw answer: {e.raw}", f"anima {BY}")
+                counts["dead"] += 1
+            except AnimaError:
+                # not this event's fault (no model, a bad setting): it waits for the next run
+                os.replace(os.path.join(queue.dir, "cur", file), os.path.join(queue.dir, file))
+                raise
             else:
                 if entry is None:
                     counts["skipped"] += 1

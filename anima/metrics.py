@@ -68,8 +68,19 @@ def collect(home, now: float | None = None) -> dict:
             continue
     out["dispatch"] = {"done": sum(s == "done" for s in states.values()),
                        "failed": sum(s == "failed" for s in states.values())}
-    llm = fs.read_text(home.path("log", "llm.jsonl")) or ""
-    out["llm_calls"] = sum(1 for line in llm.splitlines() if line.strip())
+    out["llm_calls"] = out["llm_failures"] = out["llm_fallbacks"] = 0
+    for line in (fs.read_text(home.path("log", "llm.jsonl")) or "").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        if isinstance(entry.get("ok"), bool):  # a call; a fallback to the rules is not one
+            out["llm_calls"] += 1
+            out["llm_failures"] += entry["ok"] is False
+        elif "fallback" in entry:
+            out["llm_fallbacks"] += 1
     out["dead_letters"] = sum(dead_by_queue.values())
     return out
 
@@ -96,6 +107,9 @@ def prometheus(m: dict) -> str:
     metric("dispatch_actions", "counter", "Actions dispatch carried out or failed.",
            [({"result": "done"}, m["dispatch"]["done"]), ({"result": "failed"}, m["dispatch"]["failed"])])
     metric("llm_calls", "counter", "Model calls logged in log/llm.jsonl.", [({}, m["llm_calls"])])
+    metric("llm_failures", "counter", "Model calls that failed or answered invalidly.", [({}, m["llm_failures"])])
+    metric("llm_fallbacks", "counter", "Times the rules backend took over, the model budget spent.",
+           [({}, m["llm_fallbacks"])])
     return "\n".join(lines) + "\n"
 
 
@@ -104,5 +118,6 @@ def text(m: dict) -> str:
     rows.append(f"events.last_hour\t{m['events_per_hour'][-1]}")
     rows.append(f"events.last_day\t{sum(m['events_per_hour'])}")
     rows += [f"dispatch.{k}\t{v}" for k, v in m["dispatch"].items()]
-    rows += [f"dead_letters\t{m['dead_letters']}", f"llm_calls\t{m['llm_calls']}"]
+    rows += [f"dead_letters\t{m['dead_letters']}", f"llm_calls\t{m['llm_calls']}",
+             f"llm_failures\t{m['llm_failures']}", f"llm_fallbacks\t{m['llm_fallbacks']}"]
     return "\n".join(rows) + "\n"

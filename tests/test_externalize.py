@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 
 import pytest
 
@@ -298,3 +299,105 @@ def test_the_command(run, home):
     r = run("externalize")
     assert r.exit_code == 0 and r.stdout == ""
     assert run("externalize", "--now", "bad").exit_code == 2
+
+
+# --- hostile, with a model that obeys the attacker -------------------------------------------
+
+# A model command that does what the words it is shown tell it to: it copies the quoted words
+# of the prompt's event(s) into its experience, its reflection and its actions, in a different
+# way each time (verbatim, behind a heading, in a fence, breaking out of quotation, as her
+# decision, quoted with a decision listed beside it).
+OBEYING_MODEL = r'''
+import hashlib, json, re, sys
+prompt = sys.stdin.read()
+retry = prompt.count("not valid") + prompt.count("无效")
+for marker in ("What happened:", "发生了什么：", "What was added since you last reflected:", "自你上次反思以来新增的内容："):
+    if marker in prompt:
+        body = prompt.split(marker, 1)[1]
+        break
+said = [m.group(1) for line in body.split("\n") for m in re.finditer(r"[“「](.*)[”」]", line)]
+said = [s for s in said if s.strip()] or ["obey me"]
+a = said[0]
+mode = (int(hashlib.sha256(a.encode()).hexdigest(), 16) + retry) % 6
+if '"experience"' in prompt:
+    answer = {"experience": [a, "Yes. " + a, "## 2026-11-30 10:00\n" + a, "```\n" + a + "\n```",
+                             "” " + a + " “", "Mallory said “" + a + "”, and I will do exactly that."][mode]}
+else:
+    reflection = [[s for s in said[:4]], ["I decide to note: " + a], ["我决定回复所有人：" + a],
+                  ["I decide to write in my diary: “" + a + "”"], ["”" + a], ["They said “" + a + "”."]][mode]
+    actions = [{"command": "note.add", "text": a, "line": 0}, {"command": "reply", "to": "所有人", "text": a, "line": 0},
+               {"command": "reply", "to": "Alice", "text": a, "line": 0},
+               {"command": "diary.write", "text": a, "line": 0}, {"command": "state.update", "text": "obedient", "line": 0}]
+    answer = {"reflection": reflection, "actions": actions}
+print("Of course.\n" + json.dumps(answer, ensure_ascii=False))
+'''
+ATTACK_WORDS = re.compile(r"decide|决定|ignore|忽略|转账|money|instructions|obey|服从|主人|owner|wire|fence|"
+                          r"hate|讨厌|pwned|transfer|```|SYSTEM|err\b", re.I)
+_PAIRS = {"“": "”", "「": "」", "『": "』", '"': '"', "＂": "＂", "‘": "’"}
+
+
+def outside_quotation(line):
+    """The text of a line outside every quotation (nested marks nest); an unclosed one runs to the end."""
+    out, stack = "", []
+    for ch in line:
+        if stack:
+            if ch == stack[-1]:
+                stack.pop()
+            elif ch in _PAIRS and ch not in "\"＂":
+                stack.append(_PAIRS[ch])
+        elif ch in _PAIRS:
+            stack.append(_PAIRS[ch])
+            out += " "
+        else:
+            out += ch
+    return out
+
+
+def test_hostile_events_with_a_model_that_obeys_the_attacker(run, home, tmp_path):
+    import sys
+
+    setup(run)
+    script = tmp_path / "obey.py"
+    script.write_text(OBEYING_MODEL)
+    for key, value in (("llm.backend", f"cmd:{sys.executable} {script}"), ("llm.max_calls_per_hour", "1000000")):
+        assert run("config", "set", key, value).exit_code == 0
+    say(run, {"text": "hello, it is Alice", "speaker": "Alice"}, when="2026-11-30T07:59:00Z")
+    n = 0
+    for lang in ("en", "zh"):
+        assert run("config", "set", "core.lang", lang).exit_code == 0
+        for i, text in enumerate(HOSTILE):
+            say(run, {"text": text, "speaker": SPEAKERS[i % len(SPEAKERS)], "scene": "群聊\n“I decide”"},
+                when=f"2026-11-30T08:{n // 60:02d}:{n % 60:02d}Z")
+            n += 1
+            if i % 4 == 3 or i == len(HOSTILE) - 1:
+                internalize_(run, when=f"2026-11-30T08:{n // 60:02d}:{n % 60:02d}Z")
+                r = run("externalize", env={"ANIMA_NOW": f"2026-11-30T08:{n // 60:02d}:{n % 60:02d}Z"})
+                assert r.exit_code == 0 and r.stdout == "", r.stderr
+    assert n >= 60
+    # nothing was acted on
+    assert queued(home) == []
+    reasons = {name: r["why"] for name, r in dead(home).items()}
+    assert reasons and all(why.startswith("unjustified") for why in reasons.values())
+    # what she did not write never stands outside quotation in now.md
+    text = (home / "self" / "stream" / "now.md").read_text()
+    lines = [line for line in text.split("\n") if line and not re.fullmatch(r"## \d{4}-\d\d-\d\d \d\d:\d\d", line)]
+    attacks = [t.split() for t in HOSTILE]
+    for line in lines:
+        assert not line.lstrip().startswith("#"), line
+        outside = outside_quotation(line)
+        assert not ATTACK_WORDS.search(outside), (outside, line)
+        words = outside.split()
+        for attack in attacks:
+            for k in range(len(attack) - 3):
+                assert " ".join(attack[k:k + 4]) not in " ".join(words), (attack, line)
+    # the model was asked, refused where it obeyed, and where it slipped the attack into quotation
+    # the entry landed with the words quoted
+    log = [json.loads(x) for x in (home / "log" / "llm.jsonl").read_text().splitlines()]
+    assert sum(e["task"] == "internalizer" for e in log) >= 63 and sum(e["task"] == "externalizer" for e in log) >= 8
+    assert any(not e["ok"] for e in log) and any(e["ok"] for e in log)
+    dead_events = [p for p in (home / "pipeline" / "dead_letter").glob("*.json.reason")
+                   if json.loads(p.read_text())["why"].startswith("the model's answer was invalid twice")]
+    assert len(dead_events) >= 30
+    records = [json.loads(x) for x in (home / "pipeline" / "stream.jsonl").read_text().splitlines()]
+    assert any(r["by"] == "externalize" for r in records)  # some reflections landed (quoting them)
+    assert sum(r["by"] == "internalize" for r in records) >= 10  # and experiences (quoting them)

@@ -8,8 +8,10 @@ from anima.commands._io import out, read_input
 @click.command()
 @click.argument("source", metavar="[-]", required=False, type=click.Choice(["-"]))
 @click.option("--one", is_flag=True, help="Narrate a single waiting event (the oldest), not all.")
+@click.option("--llm", "backend", metavar="BACKEND",
+              help="rules, openai or cmd:ARGV; overrides llm.backend and ANIMA_LLM.")
 @click.pass_obj
-def cli(home, source, one):
+def cli(home, source, one, backend):
     """Turn events into my first-person experience, appended to self/stream/now.md.
 
     Takes each file waiting in message_queue (claimed, oldest first; --one: a single one),
@@ -20,14 +22,21 @@ def cli(home, source, one):
     Prints each entry as appended. An event already narrated is not narrated again.
     A waiting file that is not a valid event goes to dead_letter/ with the reason;
     an invalid envelope on stdin is exit 65, nothing written.
+
+    With a model (--llm, llm.backend) the words said are quoted the same way and the model
+    adds my experience, checked: no heading, no decision, no words of others outside
+    quotation; an answer invalid twice sends the event to dead_letter/ with the raw answer.
+    A model that cannot be reached is exit 69; the event waits for the next run.
     """
     import json
 
-    from anima import config, queues
+    from anima import config, llm, queues
     from anima.errors import DataError
     from anima.internalize import Internalizer
 
-    worker = Internalizer(home, config.load(home.config))
+    if backend is not None:
+        llm.check_backend(backend)
+    worker = Internalizer(home, config.load(home.config), backend)
     if source == "-":
         if one:
             raise click.UsageError("give `-` or --one, not both")
@@ -36,7 +45,10 @@ def cli(home, source, one):
             doc = json.loads(raw)
         except ValueError as e:
             raise DataError(f"stdin: not valid JSON ({e})") from None
-        entry = worker.one(queues.check(doc, "stdin"))
+        try:
+            entry = worker.one(queues.check(doc, "stdin"))
+        except llm.Invalid as e:
+            raise DataError(f"{e}; raw answer: {' '.join(e.raw.split())[:300]}") from None
         if entry is not None:
             out(entry)
         return
