@@ -316,9 +316,9 @@ def run_anima_variant(corpus: Corpus, terms: list[list[str]], variant: str) -> l
     def rank(cands, st, q, limit, tiers):
         def key(c):
             first = {"fill": not all(c.tfs), "or": 0,
-                     "coord": -len({p for p, tf in zip(q.phrases, c.tfs, strict=True) if tf})}[variant]
-            return (first, -recall.score(c, st), -c.ts, c.session, c.line)
-        return [recall.Result(c, recall.score(c, st), [], True) for c in sorted(cands, key=key)[:limit]]
+                     "coord": -len({p for p, tf in zip(q.matches, c.tfs, strict=True) if tf})}[variant]
+            return (first, -recall.score(c, st, q), -c.ts, c.session, c.line)
+        return [recall.Result(c, recall.score(c, st, q), [], True) for c in sorted(cands, key=key)[:limit]]
 
     original, recall.rank = recall.rank, rank
     ranked: list = [[] for _ in terms]
