@@ -512,3 +512,74 @@ def test_the_echo_guard_rule():
     assert echo.line_problem("# a heading", words, True)
     assert echo.line_problem("she said ”x“", words, True)  # marks that do not pair
     assert echo.line_problem("I’m fine, don’t worry", words, True) is None  # apostrophes
+
+
+# --- crashes ---------------------------------------------------------------------------------
+
+SLOW_MODEL = """\
+import json, sys, time
+sys.stdin.read()
+time.sleep(0.02)
+print(json.dumps({"experience": "I take it in."}))
+"""
+
+
+def test_kill_9_during_internalize_with_a_model_narrates_each_event_once(anima_bin, home, tmp_path):
+    """Real processes killed at random moments while a model command answers: every event in
+    now.md exactly once, none lost."""
+    import os
+    import random
+    import signal
+    import subprocess
+
+    script = tmp_path / "model.py"
+    script.write_text(SLOW_MODEL)
+    env = {**os.environ, "ANIMA_HOME": str(home), "TZ": "UTC", "ANIMA_LLM": f"cmd:{sys.executable} {script}"}
+    subprocess.run([anima_bin, "init", "--lang", "en"], env=env, check=True, capture_output=True)
+    subprocess.run([anima_bin, "config", "set", "llm.max_calls_per_hour", "100000"], env=env, check=True)
+    events = "".join(json.dumps({"text": f"message number {i} here", "speaker": "Alice"}) + "\n" for i in range(20))
+    subprocess.run([anima_bin, "say", "--json"], input=events, text=True, env=env, check=True, capture_output=True)
+    subprocess.run([anima_bin, "preprocess"], env=env, check=True)
+    rng = random.Random(7)
+    for _ in range(8):
+        p = subprocess.Popen([anima_bin, "internalize"], env=env, stdout=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.1, 0.4))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    from anima import queues
+    from anima.home import Home
+
+    queues.Queue(Home(str(home)), "message").recover(0)  # as a run after the claim timeout does
+    subprocess.run([anima_bin, "internalize"], env=env, check=True, stdout=subprocess.DEVNULL)
+    text = now_md(home)
+    assert [text.count(f"“message number {i} here”") for i in range(20)] == [1] * 20
+    assert text.count("I take it in.") == 20
+
+
+def test_a_crash_after_the_reflection_does_not_reflect_twice(run, home, model, monkeypatch):
+    setup(run, home)
+    say(run, "dinner at 8?", "Alice")
+    assert internalize(run).exit_code == 0
+    model.answer({"reflection": ["I decide to reply to Alice: yes, gladly"],
+                  "actions": [{"command": "reply", "to": "Alice", "text": "yes, gladly", "line": 0}]})
+    from anima import config, fs
+    from anima import externalize as ext
+    from anima.home import Home
+
+    real = fs.atomic_write
+
+    def killed(path, data, *args, **kwargs):
+        if path.endswith("externalize.cursor"):
+            raise SystemExit("killed")
+        return real(path, data, *args, **kwargs)
+
+    h = Home(str(home))
+    with monkeypatch.context() as m, pytest.raises(SystemExit):
+        m.setattr(ext.fs, "atomic_write", killed)
+        ext.Externalizer(h, config.load(h.config), "openai").run()
+    assert len(queued(home)) == 1 and not (home / "pipeline" / "externalize.cursor").exists()
+    r = externalize(run, "--llm", "openai")
+    assert r.exit_code == 0 and r.stdout == ""
+    assert len(model.requests) == 1  # not asked again: the reflection's record says what it read
+    assert len(queued(home)) == 1 and now_md(home).count("I decide to reply to Alice") == 1
+    assert json.loads((home / "pipeline" / "externalize.cursor").read_text())["reflected"] == [0, 4]
