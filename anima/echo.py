@@ -1,7 +1,7 @@
 """The echo guard: what a model writes as hers must not carry others' words outside quotation.
 
-Others' words are what the event said (internalize: the text, the speaker, the scene, an
-error or output) or every quotation in the lines read (externalize). Each line of hers is
+Others' words are what the event said (internalize: the text, a speaker or scene that had
+to be quoted, an error or output) or every quotation in the lines read (externalize). Each line of hers is
 cut into what lies outside quotation marks (“…” 「…」 『…』 "…" ＂…＂, nested as internalize
 nests them; ‘’ are not quotation marks here, ’ being the English apostrophe) and what lies
 inside; a line whose marks do not pair up is refused. Outside quotation, with the fixed

@@ -295,7 +295,8 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
         scene = payload.get("scene")
         where = name(scene, lang) if isinstance(scene, str) and scene.strip() else None
         said = quote(text, lang, qmax)
-        theirs += [text, speaker] + ([scene] if where else [])
+        # a name she may say (a plain word) is hers to use; one that had to be quoted is theirs
+        theirs += [text] + [x for x, shown in ((speaker, who), (scene, where)) if shown and shown[0] in "“「"]
         if en:
             sentences.append(f"{who} said in {where}: {said}." if where else f"{who} said: {said}.")
         else:
