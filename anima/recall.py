@@ -216,15 +216,15 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit:
     a query of more terms takes every turn that holds any of them."""
     from anima import fts, index
 
-    covered = idx.covered()
     single = [len(q.matches) == 1 for q in queries]
     for q, st, out, one in zip(queries, stats, found, single, strict=True):
         if one:
-            _top_from_index(idx, q, st, filters, out, max(RERANK, limit) if q.extras else limit, tiers, covered)
+            _top_from_index(idx, q, st, filters, out, max(RERANK, limit) if q.extras else limit, tiers)
     queries, stats, found = ([x for x, one in zip(xs, single, strict=True) if not one]
                              for xs in (queries, stats, found))
     if not queries:
         return
+    covered = idx.covered()
     rows: dict[str, dict] = {}
     for m in (m for q in queries for m in q.matches):
         rows[m] = {}
@@ -244,7 +244,7 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit:
     _collect(queries, rows, meta, filters, found, stats, idx)
 
 
-def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: int, tiers: bool, covered) -> None:
+def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: int, tiers: bool) -> None:
     """The index's candidates for a one-term query that can be among the first `k` results:
     SQLite orders the turns holding the term, from every shard, by (tier, score, newer,
     session, line) with the score computed by `score` itself, so the first `k` are exactly
@@ -285,15 +285,13 @@ def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: in
         tf = (f"max(1, round((-b / :idf{n}) * (:k1 * (1 - :b + :b * dl / :avgdl{n})) / (:k2 - (-b / :idf{n}))))")
         arms.append(f"SELECT *, :wi * ({tf} * :k2 / ({tf} + :k1 * (1 - :b + :b * dl / :avgdl))) AS score FROM "
                     f"(SELECT {n} AS n, {table}.rowid AS rowid, bm25({table}) AS b, t.dl AS dl, t.file AS file, "
-                    f"t.line AS line, t.ts AS ts, t.who AS who, fl.session AS session FROM {table} "
+                    f"t.line AS line, t.ts AS ts, t.who AS who, fl.session AS session, fl.path FROM {table} "
                     f"JOIN turns t ON t.id = {table}.rowid JOIN files fl ON fl.id = t.file "
                     f"WHERE {table} MATCH :match{where} LIMIT -1)")  # (LIMIT: bm25() computed once a row)
     rows = idx.con.execute(" UNION ALL ".join(arms) + f" ORDER BY {'who, ' if tiers else ''}score DESC, ts DESC, "
                            "session, line LIMIT :k", {**params, "k": k})
-    for n, rowid, bm25, dl, file_id, line, ts, who, session, _ in rows:
-        if file_id in covered:
-            out.append(Candidate(session, covered[file_id][0], line, ts, index.WHO[who], dl, (counts[n](bm25, dl),),
-                                 idx, rowid))
+    for n, rowid, bm25, dl, _, line, ts, who, session, file_path, _ in rows:  # (others are left out above)
+        out.append(Candidate(session, file_path, line, ts, index.WHO[who], dl, (counts[n](bm25, dl),), idx, rowid))
 
 
 BACKOFF = 0.5  # what a single character of a CJK term weighs, against the term
@@ -428,7 +426,6 @@ def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers):
 
     if idx is not None:
         found, stats = [[] for _ in queries], index_stats(idx, queries)
-        indexed_ids = {sid for _, sid in idx.plan.current.values()}
         plan = idx.plan
         if note and plan.hot:
             note(f"index excludes {len(plan.hot)} sessions modified in the last {cfg['index.hot_minutes']} minutes "
@@ -437,6 +434,7 @@ def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers):
             note(f"index is stale: {len(plan.stale)} sessions changed or new since it was updated (scanned "
                  f"directly), {len(plan.missing)} gone; `anima index update` catches up")
         if plan.uncovered:
+            indexed_ids = {sid for _, sid in idx.covered().values()}
             f = _Filters(queries)
             uncovered = (s for s in transcripts.scan(home, cfg, f.phrases, warn, paths=plan.uncovered)
                          if s.id not in indexed_ids)
