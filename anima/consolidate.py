@@ -251,10 +251,7 @@ class Consolidator:
     def _ask(self, items: list[dict], day: str) -> dict | None:
         """The model's entry and memories by topic, checked; None: the rules write them (the
         backend is rules, the budget is spent, or the answer was invalid twice)."""
-        from anima.config import SETTINGS
-
-        backend = self.backend if self.backend is not None else \
-            self.cfg["llm.backend"] if "llm.backend" in SETTINGS else "rules"
+        backend = self.backend if self.backend is not None else self.cfg["llm.backend"]
         if backend == "rules":
             return None
         from anima import llm

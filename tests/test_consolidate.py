@@ -11,7 +11,6 @@ import signal
 import subprocess
 import time
 
-import pytest
 import yaml
 
 from conftest import snapshot
@@ -450,7 +449,6 @@ GOOD = {"title": "The day Bob tried a trick", "summary": "I learned to read Bob 
 
 
 def test_a_model_writes_the_entry_and_memories_by_topic(run, home, utc, tmp_path):
-    pytest.importorskip("anima.llm")  # the model backends (issue 7) land separately
     a_day(run)
     backend = model(tmp_path, GOOD)
     ok(run("consolidate", "--llm", backend, env={"ANIMA_NOW": NIGHT}))
@@ -470,7 +468,6 @@ def test_a_model_writes_the_entry_and_memories_by_topic(run, home, utc, tmp_path
 
 
 def test_an_invalid_model_answer_falls_back_to_the_rules(run, home, utc, tmp_path):
-    pytest.importorskip("anima.llm")  # the model backends (issue 7) land separately
     a_day(run)
     bad = {**GOOD, "content": "# Heading\nThe assistant did things."}
     r = run("consolidate", "--llm", model(tmp_path, bad, {**GOOD, "memories": [{"topic": "../x", "text": "I"}]}),
@@ -483,7 +480,6 @@ def test_an_invalid_model_answer_falls_back_to_the_rules(run, home, utc, tmp_pat
 
 
 def test_an_unavailable_model_is_exit_69_and_changes_nothing(run, home, utc, tmp_path):
-    pytest.importorskip("anima.llm")  # the model backends (issue 7) land separately
     a_day(run)
     before = tree(home)
     r = run("consolidate", "--llm", "cmd:false", env={"ANIMA_NOW": NIGHT})
@@ -492,7 +488,6 @@ def test_an_unavailable_model_is_exit_69_and_changes_nothing(run, home, utc, tmp
 
 
 def test_a_model_may_propose_to_the_baseline_and_never_writes_it(run, home, utc, tmp_path):
-    pytest.importorskip("anima.llm")
     a_day(run)
     baseline = (home / "self/blocks/personality_baseline.md").read_bytes()
     proposal = {"add": "I stay calm when someone tries to trick me.",
