@@ -461,6 +461,7 @@ class Open:
         target = path(home)
         self.con = _connect(target, readonly=True)
         self._totals = self._covered = None
+        self._hits: dict[tuple[str, str], int] = {}
         try:
             _usable(self.con, target)
             self.tables = shards(self.con)
@@ -475,11 +476,22 @@ class Open:
     def close(self):
         self.con.close()
 
-    def token_counts(self, token: str, rowids: list[int]) -> dict[int, int]:
-        """{rowid: count} of a token in these rows (for a candidate's source)."""
+    def hits(self, match: str, table: str) -> int:
+        """How many rows of a shard hold the phrase (asked once a query)."""
+        if (match, table) not in self._hits:
+            self._hits[match, table] = fts.hits(self.con, match, table)
+        return self._hits[match, table]
+
+    def token_counts(self, token: str, rowids: list[int], beside: tuple | None = None) -> dict[int, int]:
+        """{rowid: count} of a token in these rows (for a candidate's source); `beside`, when
+        every one of them holds a phrase: (its match, {rowid: its count})."""
         out: dict[int, int] = {}
         for table in self.tables:  # (rows an update appended are in f whatever their rowid)
-            out.update(fts.token_counts(self.con, token, rowids, table))
+            got = None
+            if beside:
+                match, counts = beside
+                got = fts.token_counts_beside(self.con, token, match, counts, self.hits(match, table), table)
+            out.update(fts.token_counts(self.con, token, rowids, table) if got is None else got)
         return out
 
     def totals(self) -> tuple[int, int]:
