@@ -54,6 +54,7 @@ COMMANDS = {
     "verify": ("anima.commands.trust:verify", "Re-derive every source hash: orphans, drift, stale derivations."),
     "check": ("anima.commands.trust:check", "Property checks over the whole home, for cron and CI."),
     "consolidate": ("anima.commands.consolidate:cli", "Nightly: archive the day; distil memories, my autobiography."),
+    "doctor": ("anima.commands.doctor:cli", "Is this home healthy and wired? OK, WARN or FAIL, with the fix."),
     "forget": ("anima.commands.forget:cli", "Remove a source and all derived from it; keep a tombstone."),
     "prompt": ("anima.commands.prompt:cli", "Print the system-prompt injection for this turn."),
 }

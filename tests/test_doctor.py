@@ -1,0 +1,149 @@
+"""anima doctor: OK, WARN or FAIL per check, with the fix."""
+
+import http.server
+import json
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+
+def lines(result):
+    return {line.split("\t")[1]: line.split("\t") for line in result.stdout.splitlines()}
+
+
+def healthy(run):
+    assert run("init", "--lang", "en").exit_code == 0
+    assert run("tick").exit_code == 0
+
+
+def test_a_healthy_home_is_all_ok(run, home):
+    healthy(run)
+    r = run("doctor")
+    assert r.exit_code == 0, r.stderr
+    got = lines(r)
+    assert {"permissions", "config", "blocks", "index", "queues", "dead letters", "tick", "consolidate",
+            "model"} <= set(got)
+    assert all(line[0] == "OK" for line in got.values()), r.stdout
+    assert all(len(line) == 3 for line in got.values())  # no fix column when OK
+
+
+def test_a_broken_home_says_what_and_how_to_fix_it(run, home):
+    healthy(run)
+    os.chmod(home / "notes", 0o755)
+    assert run("say", "--speaker", "alice", "hello").exit_code == 0
+    assert run("preprocess").exit_code == 0
+    queue = home / "pipeline" / "message_queue"
+    waiting = [p for p in queue.iterdir() if p.is_file()]
+    old = time.time() - 3600
+    for p in waiting:
+        os.utime(p, (old, old))
+    dead = home / "pipeline" / "dead_letter"
+    (dead / "x.json").write_text("{}")
+    (dead / "x.json.reason").write_text(json.dumps({"queue": "action", "why": "test"}))
+    later = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 2 * 3600))
+    r = run("doctor", env={"ANIMA_NOW": later})
+    assert r.exit_code == 0  # warnings only
+    got = lines(r)
+    assert got["permissions"][0] == "WARN" and "chmod" in got["permissions"][3]
+    assert got["queues"][0] == "WARN" and got["queues"][2].startswith("message:")
+    assert got["dead letters"][0] == "WARN" and "anima queue" in got["dead letters"][3]
+    assert got["tick"][0] == "WARN" and "crontab" in got["tick"][3]
+
+    (home / "config.toml").write_text("[notes\nbroken = ")
+    r = run("doctor")
+    assert r.exit_code == 1 and "1 check failed" in r.stderr
+    got = lines(r)
+    assert got["config"][0] == "FAIL" and "config" in got["config"][3]
+
+
+def test_no_home_fails(run, tmp_path):
+    r = run("doctor", env={"ANIMA_HOME": str(tmp_path / "nowhere")})
+    assert r.exit_code == 1
+    assert r.stdout.startswith("FAIL\thome\t") and "anima init" in r.stdout
+    assert not (tmp_path / "nowhere").exists()
+
+
+class Models(http.server.BaseHTTPRequestHandler):
+    status = 200
+    seen: list = []
+
+    def do_GET(self):
+        Models.seen.append((self.path, self.headers.get("Authorization")))
+        body = json.dumps({"data": [{"id": "m"}]}).encode()
+        self.send_response(Models.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def endpoint():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Models)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    Models.seen.clear()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+
+
+def test_the_model_endpoint_is_reached_and_the_budget_told(run, home, endpoint):
+    healthy(run)
+    assert run("config", "set", "llm.backend", "openai").exit_code == 0
+    env = {"OPENAI_BASE_URL": endpoint, "OPENAI_API_KEY": "sk-test"}
+    Models.status = 200
+    got = lines(run("doctor", env=env))
+    assert got["model"][0] == "OK" and endpoint in got["model"][2]
+    assert Models.seen == [("/v1/models", "Bearer sk-test")]
+    assert got["budget"][0] == "OK" and "60 of 60" in got["budget"][2]
+
+    Models.status = 401
+    r = run("doctor", env=env)
+    assert r.exit_code == 1 and lines(r)["model"][0] == "FAIL" and "refused" in lines(r)["model"][2]
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    r = run("doctor", env={"OPENAI_BASE_URL": closed})
+    assert r.exit_code == 1 and lines(r)["model"][0] == "FAIL"
+
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    (home / "log" / "llm.jsonl").write_text("".join(json.dumps({"at": now, "ok": True}) + "\n" for _ in range(60)))
+    Models.status = 200
+    got = lines(run("doctor", env=env))
+    assert got["budget"][0] == "WARN" and "spent" in got["budget"][2]
+
+
+def test_a_cmd_backend_must_be_on_path(run, home):
+    healthy(run)
+    assert run("config", "set", "llm.backend", "cmd:no-such-model-cli --json").exit_code == 0
+    r = run("doctor")
+    assert r.exit_code == 1 and lines(r)["model"][0] == "FAIL" and "no-such-model-cli" in lines(r)["model"][2]
+    assert run("config", "set", "llm.backend", "cmd:python3 -c pass").exit_code == 0
+    assert lines(run("doctor"))["model"][0] == "OK"
+
+
+def test_json(run, home):
+    healthy(run)
+    docs = [json.loads(line) for line in run("doctor", "--json").stdout.splitlines()]
+    assert {d["status"] for d in docs} == {"OK"} and all(set(d) == {"status", "check", "detail", "fix"} for d in docs)
+
+
+def test_consolidate_is_expected_once_something_was_lived(run, home):
+    healthy(run)
+    assert run("think", "I wonder what the sea is like today.").exit_code == 0
+    got = lines(run("doctor"))
+    assert got["consolidate"][0] == "WARN" and "anima consolidate" in got["consolidate"][3]
+    r = run("consolidate")
+    assert r.exit_code == 0, r.stderr
+    got = lines(run("doctor"))
+    assert got["consolidate"][0] == "OK" and "last consolidate" in got["consolidate"][2]
+    later = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3 * 86400))
+    got = lines(run("doctor", env={"ANIMA_NOW": later}))
+    assert got["consolidate"][0] == "WARN"
