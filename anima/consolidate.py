@@ -30,14 +30,13 @@ import re
 
 from anima import autobiography, blocks, clock, fs, proposals
 from anima.errors import DataError
-from anima.stream import HEADING, TOPIC, Stream, clean, heading, split_days
+from anima.stream import HEADING, TOPIC, Stream, clean, heading, memory_topic, split_days
 
 BY = "consolidate"
 ENTRY_MAX = 4000
 SUMMARY_MAX = 240
 DIARY_MAX = 300
 THOUGHT_MAX = 200
-_PLAIN_TOPIC = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
 def _sha(text: str) -> str:
@@ -636,16 +635,6 @@ def quotation(body: str) -> str | None:
 def speaker_name(body: str) -> str | None:
     m = re.match(r"(.+?) (?:said(?: in .+?)?: “|(?:在.+?里)?说：「)", body)
     return m[1] if m else None
-
-
-def memory_topic(speaker: str) -> str:
-    """about_NAME for a speaker key; characters a topic cannot hold are written uXXXX."""
-    slug = speaker.replace(" ", "_")
-    if not (_PLAIN_TOPIC.fullmatch(slug) and ".." not in slug):
-        slug = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else f"u{ord(ch):04x}" for ch in slug)
-    topic = "about_" + slug
-    assert TOPIC.fullmatch(topic)
-    return topic
 
 
 def decision_phrase(d: dict, lang: str) -> str:

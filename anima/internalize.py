@@ -166,16 +166,17 @@ def state_line(home) -> str | None:
 
 def relevant(home, speaker: str | None, text: str) -> list[str]:
     """Memory topics relevant to an event: about the speaker (by name), or named by a word."""
-    from anima.stream import topics
+    from anima.stream import memory_topic, topics
 
     names = [t for t, _ in topics(home)]
     found = []
     who = speaker.casefold() if speaker else None
+    own = memory_topic(who) if who else None  # consolidate's file for this speaker (u5c0f... for 小)
     words = {w.casefold() for w in _WORD.findall(text)}
     for topic in names:
         folded = topic.casefold()
         parts = set(re.split(r"[._-]", folded))
-        if who and (folded == f"about_{who}" or (len(who) >= 2 and who in folded)):
+        if who and (folded in (f"about_{who}", own) or (len(who) >= 2 and who in folded)):
             found.append(topic)
         elif parts & words:
             found.append(topic)

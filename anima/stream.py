@@ -43,6 +43,16 @@ _HEADING_LIKE = re.compile(r"[ \t]*#")
 _BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 TOPIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # as memory.write accepts it (anima.dispatch)
+_PLAIN_TOPIC = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+
+def memory_topic(speaker: str) -> str:
+    """about_NAME, the memory topic of what a speaker (an internalize speaker key) said to me;
+    characters a topic cannot hold are written uXXXX."""
+    slug = speaker.replace(" ", "_")
+    if not (_PLAIN_TOPIC.fullmatch(slug) and ".." not in slug):
+        slug = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else f"u{ord(ch):04x}" for ch in slug)
+    return "about_" + slug
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TAIL_BYTES = 8192
 

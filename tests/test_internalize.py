@@ -334,3 +334,15 @@ def test_kill_9_during_internalize_narrates_each_event_once(anima_bin, home):
     subprocess.run([anima_bin, "internalize"], env=env, check=True, stdout=subprocess.DEVNULL)
     text = now_md(home) + "".join(p.read_text() for p in (home / "self" / "stream" / "archive").glob("*.md"))
     assert [text.count(f"“message number {i} here”") for i in range(40)] == [1] * 40
+
+
+def test_a_chinese_speakers_memories_are_found_after_a_consolidate(run, home):
+    setup(run, "zh")
+    say(run, "我下周去杭州", "小明", when="2026-11-30T09:00:00Z")
+    pipe(run, when="2026-11-30T09:01:00Z")
+    assert run("consolidate", env={"ANIMA_NOW": "2026-11-30T23:00:00Z"}).exit_code == 0
+    [topic] = [p.stem for p in (home / "self" / "memories").iterdir()]
+    assert topic.startswith("about_u")  # not a plain ASCII name: consolidate spells it uXXXX
+    say(run, "杭州很冷", "小明", when="2026-12-01T09:00:00Z")
+    printed = pipe(run, when="2026-12-01T09:01:00Z")
+    assert f"我有相关的记忆：{topic}" in printed
