@@ -275,7 +275,7 @@ def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
         con.commit()
         if shards == 1:
             counted = iter(range(1, len(cold) + 1))
-            return _fill_shard(con, cold, 0, lambda: progress and progress(next(counted), len(cold)))
+            return _fill_shard(con, cold, 0, 1, lambda: progress and progress(next(counted), len(cold)))
         import multiprocessing
 
         ctx = multiprocessing.get_context("fork")
@@ -289,9 +289,9 @@ def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
                 progress(_done.value, len(cold))
 
         with ctx.Pool(shards - 1) as pool:
-            pending = [pool.apply_async(_shard_worker, (part, cold[k::shards], k))
+            pending = [pool.apply_async(_shard_worker, (part, cold[k::shards], k, shards))
                        for k, part in zip(range(1, shards), parts, strict=True)]
-            read = _fill_shard(con, cold[0::shards], 0, tick)
+            read = _fill_shard(con, cold[0::shards], 0, shards, tick)
             for job in pending:
                 read.update(job.get())
         if progress:
@@ -310,7 +310,7 @@ def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
         con.close()
 
 
-def _shard_worker(part: str, items: list, k: int) -> dict:
+def _shard_worker(part: str, items: list, k: int, shards: int) -> dict:
     con = _connect(part)
     try:
         con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
@@ -321,19 +321,20 @@ def _shard_worker(part: str, items: list, k: int) -> dict:
             with _done.get_lock():
                 _done.value += 1
 
-        return _fill_shard(con, items, k, tick)
+        return _fill_shard(con, items, k, shards, tick)
     finally:
         con.close()
 
 
-def _fill_shard(con, items: list, k: int, tick) -> dict:
+def _fill_shard(con, items: list, k: int, shards: int, tick) -> dict:
     """Index the files into `con`'s table f, rowids from k * SHARD_STRIDE + 1; {path: (what
     was read, its "turns" as [rowid, line, ts, who, length] and "tokens" as FTS5 counted
     them, but not its text; warnings)}."""
-    # no merging while building, and a large in-memory term hash (fewer, larger segments);
-    # one optimize at the end leaves a single segment to query
+    # no merging while building, and a large in-memory term hash (fewer, larger segments: 64
+    # MiB shared among the shards, which fill at the same time); one optimize at the end
+    # leaves a single segment to query
     con.execute("INSERT INTO f(f, rank) VALUES('automerge', 0)")
-    con.execute("INSERT INTO f(f, rank) VALUES('hashsize', 67108864)")
+    con.execute("INSERT INTO f(f, rank) VALUES('hashsize', ?)", (67108864 // shards,))
     out = {}
     rowid = k * SHARD_STRIDE + 1
     for item in items:
