@@ -131,13 +131,13 @@ def _setting(cfg, key: str, default):
 
 def session_files(home, cfg) -> list[str]:
     """Every transcript file: sessions/ and the recall.sources globs; real paths, sorted, once each."""
-    import glob
-
     root = _root(home)
     found: set[str] = set()
     seen_dirs: set[str] = set()
     _walk(os.path.join(root, "sessions"), found, seen_dirs)
     for pattern in _setting(cfg, "recall.sources", []):
+        import glob  # (only then: every recall lists the files, most with no sources set)
+
         pattern = os.path.join(root, os.path.expanduser(pattern))  # an absolute pattern stays as it is
         for match in glob.glob(pattern, recursive=True):
             if os.path.isdir(match):
