@@ -18,9 +18,12 @@ matter, every value written as JSON (which YAML reads as it is):
     The content: first-person prose, no headings.
 
 `sources` are the archive lines the entry was distilled from (FILE:FIRST-LAST, the lines of
-the records it read; adjacent ranges merged). An entry is never edited or deleted: to
-deprecate one, a new entry is written whose front matter holds `deprecates: "ID"` (and a
-`reason`); readers then leave the deprecated entry out of the summary.
+the records it read; adjacent ranges merged); their sha256 and the body's are in
+pipeline/derived.jsonl (anima.provenance), never here. An entry is never edited or deleted:
+to deprecate one, a new entry is written whose front matter holds `deprecates: "ID"` (and a
+`reason`); readers then leave the deprecated entry out of the summary. The one exception is
+`anima forget` of a line the entry cites: its body becomes a tombstone without content
+(`forgotten`), and the summary leaves it out.
 """
 
 import json
@@ -103,6 +106,25 @@ def entries(home) -> list[tuple[str, dict, str]]:
     return out
 
 
+_FORGOTTEN = {
+    "en": ("{when}: forgotten", "(I was asked to forget what was written here, on {day}.)"),
+    "zh": ("{when}：已遗忘", "（这里原来写的内容，我在 {day} 被要求忘记了。）"),
+}
+
+
+def tombstone(meta: dict, day: str, lang: str) -> tuple[dict, str]:
+    """The front matter and body of an entry whose source was forgotten: no word of what it
+    said (no title, summary, people or period), only its id, date, when it was written, its
+    sources (line numbers) and when it was forgotten."""
+    title, body = _FORGOTTEN.get(lang, _FORGOTTEN["en"])
+    date = str(meta.get("date", ""))[:10]
+    when = day_words(date, lang) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", date) else date
+    kept = {"id": meta.get("id"), "title": title.format(when=when), "date": meta.get("date")}
+    kept.update({k: meta[k] for k in ("written", "deprecates", "sources") if k in meta})
+    kept["forgotten"] = day
+    return {k: v for k, v in kept.items() if v is not None}, body.format(day=day)
+
+
 def free_id(taken: set[str], day: str) -> str:
     if day not in taken:
         return day
@@ -134,7 +156,8 @@ def summary(found: list[tuple[str, dict, str]], lang: str, recent_days: int, max
     entries of the last twelve months by month, older ones by year; oldest lines dropped to
     stay within `max_chars`."""
     deprecated = {str(m.get("deprecates")) for _, m, _ in found if m.get("deprecates")}
-    live = [(i, m) for i, m, _ in found if i not in deprecated and not m.get("deprecates")]
+    live = [(i, m) for i, m, _ in found if i not in deprecated and not m.get("deprecates")
+            and not m.get("forgotten")]
     if not live:
         return ""
     by_day: dict[str, list[dict]] = {}

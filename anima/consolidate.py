@@ -28,7 +28,7 @@ import json
 import os
 import re
 
-from anima import autobiography, blocks, clock, fs, proposals
+from anima import autobiography, blocks, clock, fs, proposals, provenance
 from anima.errors import DataError
 from anima.stream import HEADING, TOPIC, Stream, clean, heading, memory_topic, split_days
 
@@ -61,6 +61,8 @@ class Consolidator:
         self.warnings: list[str] = []
         self.counts: dict = {}
         self.model: dict | None = None
+        self.texts: dict[str, list[str]] = {}  # archive file -> its lines after this run
+        self.derived: list[dict] = []  # provenance records (anima.provenance) of what this run writes
 
     def rel(self, path: str) -> str:
         return os.path.relpath(path, self.home.root)
@@ -126,6 +128,8 @@ class Consolidator:
         # 4. the autobiography entry, 5. the summary block
         entry_units, entry = self._entry(items, today)
         units += entry_units
+        if self.derived:
+            units.append(self._append(provenance.derived_path(self.home), provenance.render_derived(self.derived)))
         units += self._summary(entry, today)
 
         # 6. proposals
@@ -202,12 +206,23 @@ class Consolidator:
             body = "".join(lines[at + 2:at + size - 1]).strip("\n")
             items.append({**r, "file": self.rel(self.stream.archive_path(day)), "first": at + 1,
                           "last": at + size, "body": body})
+        self.texts = {self.rel(self.stream.archive_path(day)): lines for day, lines in texts.items()}
         return items
+
+    def _sources(self, items: list[dict]) -> list[dict]:
+        """The archive lines of `items` with the sha256 of their text, for the provenance record."""
+        return [{"path": f, "lines": [a, b], "sha256": provenance.sha(provenance.source_text(self.texts[f], a, b))}
+                for f, a, b in ranges(items)]
+
+    def _record(self, rel: str, where: dict, text: str, items: list[dict]) -> None:
+        self.derived.append({"path": rel, **where, "sha256": provenance.sha(text), "sources": self._sources(items),
+                             "by": BY, "at": clock.iso(self.now)})
 
     # memories ------------------------------------------------------------------------------
 
     def _memories(self, items: list[dict]) -> list[dict]:
         adds: dict[str, list[str]] = {}
+        came: dict[str, list[list[dict]]] = {}  # topic -> the items each line came from
         names: dict[str, str] = {}
         for i in items:
             if i["by"] != "internalize" or i.get("source_type") != "message" or not isinstance(i.get("speaker"), str):
@@ -221,18 +236,20 @@ class Consolidator:
             line = f"- {happened[:10]} {happened[11:16]}{where} {words}\n"
             topic = memory_topic(i["speaker"])
             adds.setdefault(topic, []).append(line)
+            came.setdefault(topic, []).append([i])
             names.setdefault(topic, speaker_name(i["body"]) or i["speaker"])
         if self.model:
             day = items[0]["at"][:10]
             for m in self.model.get("memories", []):
                 adds.setdefault(m["topic"], []).append(f"- {day}: {_fold(m['text'], 1000)}\n")
+                came.setdefault(m["topic"], []).append(items)  # the model read the whole day
         units = []
         self.counts["memories"] = 0
         for topic, lines in adds.items():
             path = os.path.join(self.home.path("self", "memories"), topic + ".md")
             old = fs.read_text(path)
             have = set((old or "").splitlines(keepends=True))
-            new = [x for x in lines if x not in have]
+            new = [(x, came[topic][k]) for k, x in enumerate(lines) if x not in have]
             if not new:
                 continue
             self.counts["memories"] += len(new)
@@ -240,9 +257,14 @@ class Consolidator:
                 who = names.get(topic)
                 title = f"# {topic}\n\n" if who is None else \
                     f"# {who} 对我说过的话\n\n" if self.lang == "zh" else f"# What {who} said to me\n\n"
-                units.append({"kind": "create", "path": self.rel(path), "data": title + "".join(new)})
+                units.append({"kind": "create", "path": self.rel(path), "data": title + "".join(x for x, _ in new)})
+                base = title.count("\n")
             else:
-                units.append(self._append(path, ("" if old.endswith("\n") or not old else "\n") + "".join(new)))
+                units.append(self._append(path, ("" if old.endswith("\n") or not old else "\n")
+                                          + "".join(x for x, _ in new)))
+                base = old.count("\n") + (1 if old and not old.endswith("\n") else 0)
+            for k, (x, whence) in enumerate(new):
+                self._record(self.rel(path), {"line": base + 1 + k}, x.rstrip("\n"), whence)
         return units
 
     # a model's consolidation ------------------------------------------------------------------
@@ -284,7 +306,10 @@ class Consolidator:
         meta = {"id": eid, **meta, "sources": sources(items)}
         path = os.path.join(autobiography.directory(self.home), eid + ".md")
         self.counts["entry"] = eid
-        return [{"kind": "create", "path": self.rel(path), "data": autobiography.render(meta, body)}], meta
+        data = autobiography.render(meta, body)
+        if items:
+            self._record(self.rel(path), {"entry": eid}, autobiography.parse(data, path)[1], items)
+        return [{"kind": "create", "path": self.rel(path), "data": data}], meta
 
     def _rules_entry(self, items: list[dict], day: str) -> tuple[dict, str]:
         from anima.externalize import decisions
@@ -294,9 +319,11 @@ class Consolidator:
         heard: dict[str, int] = {}
         first_heard: dict[str, str] = {}
         hers, did, decided = [], [], []
+        # a message whose line was forgotten names no one: the name they go by elsewhere that day
+        known = {i.get("speaker"): speaker_name(i["body"]) for i in items if speaker_name(i["body"])}
         for i in items:
             if i["by"] == "internalize" and i.get("source_type") == "message":
-                who = speaker_name(i["body"]) or str(i.get("speaker", "?"))
+                who = speaker_name(i["body"]) or known.get(i.get("speaker")) or str(i.get("speaker", "?"))
                 heard[who] = heard.get(who, 0) + 1
                 first_heard.setdefault(who, str(i.get("happened") or i["at"])[11:16])
             elif i["by"] == "internalize" and i.get("source_type") == "action":
@@ -659,16 +686,21 @@ def _list(words: list[str], lang: str, most: int) -> str:
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
-def sources(items: list[dict]) -> list[str]:
-    """FILE:FIRST-LAST for the lines of every item, adjacent ranges merged, in file order."""
-    ranges: dict[str, list[list[int]]] = {}
+def ranges(items: list[dict]) -> list[tuple[str, int, int]]:
+    """(FILE, FIRST, LAST) for the lines of every item, adjacent ranges merged, in file order."""
+    found: dict[str, list[list[int]]] = {}
     for i in sorted(items, key=lambda i: (i["file"], i["first"])):
-        runs = ranges.setdefault(i["file"], [])
+        runs = found.setdefault(i["file"], [])
         if runs and i["first"] <= runs[-1][1] + 1:
             runs[-1][1] = max(runs[-1][1], i["last"])
         else:
             runs.append([i["first"], i["last"]])
-    return [f"{f}:{a}-{b}" for f, runs in ranges.items() for a, b in runs]
+    return [(f, a, b) for f, runs in found.items() for a, b in runs]
+
+
+def sources(items: list[dict]) -> list[str]:
+    """FILE:FIRST-LAST for the lines of every item, adjacent ranges merged, in file order."""
+    return [f"{f}:{a}-{b}" for f, a, b in ranges(items)]
 
 
 # --- the run ----------------------------------------------------------------------------------

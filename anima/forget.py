@@ -6,6 +6,15 @@ Targets and what goes:
 - a turn (--source PATH:LINE, PATH a transcript under the home): the turn's line, replaced in
   place by {"type": "forgotten", "at": ...} so every other line keeps its number (facts and
   recall name turns by line), and every fact staged from that turn;
+- a line of the self-stream (--source self/stream/now.md:LINE or self/stream/archive/DATE.md:LINE):
+  the line, replaced in place by a first-person tombstone line without content, and so is
+  every copy consolidate carried into a new day; every memory line derived from it
+  (pipeline/derived.jsonl) removed; every autobiography entry citing it made a tombstone
+  (anima.autobiography.tombstone) and the autobiography_summary block written without it;
+  the queued event files of the message it was (pipeline/**, done or dead), since they hold
+  its words; and the stream's bookkeeping hashes (pipeline/stream.jsonl,
+  pipeline/internalize.journal) made those of the new text, so that no hash of the
+  forgotten words stays (same length: the byte offsets consolidate keeps still hold);
 and with each of them the whole cache/ (the prompt and transcript caches hold text) and, for
 a session or a turn, the recall index, rebuilt without it when there is one (its tokens are
 as private as the text).
@@ -17,12 +26,13 @@ log/forgotten.jsonl gets the tombstone: when, what was asked, and what was remov
 and ids), never the content or a hash of it (a hash would let a guess be confirmed).
 """
 
+import contextlib
 import json
 import os
 import shutil
 
 from anima import clock, fs
-from anima.errors import NotFound, UsageError
+from anima.errors import Busy, NotFound, UsageError
 
 
 class Step:
@@ -36,6 +46,8 @@ class Plan:
     def __init__(self, target: str):
         self.target = target
         self.steps: list[Step] = []
+        self.hold = None   # the locks to carry it out under, when any
+        self.again = None  # the same plan computed again (under the locks): the home may have changed
 
     def add(self, what: str, where: str, apply=None) -> None:
         self.steps.append(Step(what, where, apply))
@@ -119,6 +131,8 @@ def source(home, cfg, spec: str, warn) -> Plan:
         raise UsageError(f"--source {spec!r}: give PATH:LINE, a transcript and a line number")
     number = int(line)
     full = os.path.join(home.root, path) if not os.path.isabs(path) else path
+    if _in_stream(home, full):
+        return stream_line(home, cfg, full, number)
     if not (os.path.isfile(full) and full.endswith(transcripts.SUFFIXES)):
         raise NotFound(f"--source {spec!r}: {path} is not a transcript (*.jsonl, *.jsonl.zst)")
     if not _inside(home, full):
@@ -158,8 +172,16 @@ def _blank_line(path: str, number: int) -> None:
 
 def carry_out(home, plan: Plan, warn) -> list[dict]:
     """Do every step, then write the tombstone; return what was removed."""
-    from anima.errors import Busy
+    with plan.hold() if plan.hold is not None else contextlib.nullcontext():
+        if plan.again is not None:
+            fresh = plan.again()
+            if [(s.what, s.where) for s in fresh.steps] != [(s.what, s.where) for s in plan.steps]:
+                raise Busy("forget: the home changed since the list was shown; nothing forgotten, run it again")
+            plan = fresh
+        return _carry_out(home, plan, warn)
 
+
+def _carry_out(home, plan: Plan, warn) -> list[dict]:
     removed = []
     for step in plan.steps:
         if step.apply is not None:
@@ -172,3 +194,299 @@ def carry_out(home, plan: Plan, warn) -> list[dict]:
     tomb = {"at": clock.iso(clock.now()), "forgot": plan.target, "removed": removed}
     fs.append(home.path("log", "forgotten.jsonl"), json.dumps(tomb, ensure_ascii=False) + "\n")
     return removed
+
+
+# --- a line of the self-stream --------------------------------------------------------------
+
+def _in_stream(home, full: str) -> bool:
+    stream = os.path.realpath(home.path("self", "stream"))
+    rel = os.path.relpath(os.path.realpath(full), stream)
+    return not rel.startswith("..") and (rel == "now.md" or (os.path.dirname(rel) == "archive"
+                                                             and rel.endswith(".md")))
+
+
+def stream_line(home, cfg, full: str, number: int) -> Plan:
+    rel = os.path.relpath(os.path.realpath(full), os.path.realpath(home.root))
+    if not os.path.isfile(full):
+        raise NotFound(f"--source {rel}:{number}: no such file in the self-stream")
+    plan = _StreamForget(home, cfg, rel, number).plan()
+    plan.hold = lambda: _stream_locks(home)
+    plan.again = lambda: _StreamForget(home, cfg, rel, number).plan()
+    return plan
+
+
+@contextlib.contextmanager
+def _stream_locks(home):
+    """consolidate's lock (a night must not distil what is being forgotten), then the stream's."""
+    from anima.stream import Stream
+
+    pending = home.path("pipeline", "consolidate.pending")
+    with fs.locked(pending, wait=False, what="anima consolidate"), Stream(home).lock():
+        if os.path.exists(pending):
+            raise Busy("forget: an interrupted consolidate is pending (its change set holds the stream's text); "
+                       "run `anima consolidate` first")
+        yield
+
+
+def _json_lines(text: str) -> list[dict]:
+    out = []
+    for line in text.splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(r, dict):
+            out.append(r)
+    return out
+
+
+class _StreamForget:
+    """What forgetting one line of the stream changes, computed without writing anything."""
+
+    def __init__(self, home, cfg, rel: str, number: int):
+        from anima.stream import Stream
+
+        self.home, self.cfg, self.rel, self.number = home, cfg, rel, number
+        self.lang = cfg["core.lang"]
+        self.today = clock.iso(clock.now())[:10]
+        self.stream = Stream(home)
+        self.texts: dict[str, list[str]] = {}
+        self.book = _json_lines(fs.read_text(self.stream.book) or "")
+
+    def lines(self, rel: str) -> list[str]:
+        if rel not in self.texts:
+            self.texts[rel] = (fs.read_text(os.path.join(self.home.root, rel)) or "").splitlines(keepends=True)
+        return self.texts[rel]
+
+    def blocks(self, rel: str) -> list[tuple[int, int]]:
+        """[start, end) of each entry of a stream file (0-based; heading to the next heading)."""
+        from anima.stream import HEADING
+
+        lines = self.lines(rel)
+        starts = [i for i, x in enumerate(lines) if HEADING.fullmatch(x.rstrip("\n"))]
+        return [(s, starts[k + 1] if k + 1 < len(starts) else len(lines)) for k, s in enumerate(starts)]
+
+    def located(self, record: dict):
+        """(file, start, end) of the entry a bookkeeping record names, found by its sha256."""
+        from anima import provenance
+
+        day = str(record.get("at", ""))[:10]
+        for rel in ("self/stream/now.md", f"self/stream/archive/{day}.md"):
+            for s, e in self.blocks(rel):
+                if provenance.sha("".join(self.lines(rel)[s:e])) == record.get("sha256"):
+                    yield rel, s, e
+
+    def targets(self) -> tuple[set, set]:
+        """Every (file, line) to make a tombstone: the line, and the copies consolidate carried of
+        it (or, given a carried copy, its original); and the events the entries came from."""
+        from anima import provenance
+        from anima.stream import HEADING
+
+        lines = self.lines(self.rel)
+        if self.number > len(lines):
+            raise NotFound(f"--source {self.rel}:{self.number}: {self.rel} has {len(lines)} lines")
+        first = lines[self.number - 1].rstrip("\n")
+        if HEADING.fullmatch(first):
+            raise UsageError(f"--source {self.rel}:{self.number}: a heading holds no words; give a line of the entry")
+        if not first.strip():
+            raise NotFound(f"--source {self.rel}:{self.number}: a blank line; nothing to forget")
+        found, events, queue = set(), set(), [(self.rel, self.number)]
+        while queue:
+            rel, n = queue.pop()
+            if (rel, n) in found:
+                continue
+            found.add((rel, n))
+            text = self.lines(rel)[n - 1].rstrip("\n")
+            block = next(((s, e) for s, e in self.blocks(rel) if s <= n - 1 < e), None)
+            if provenance.is_tombstone(text) or block is None:
+                continue
+            sha = provenance.sha("".join(self.lines(rel)[block[0]:block[1]]))
+            related = []
+            for r in (r for r in self.book if r.get("sha256") == sha and isinstance(r.get("lines"), list)):
+                if isinstance(r.get("event"), str) and r.get("by") == "internalize":
+                    events.add(r["event"])
+                if r.get("by") == "consolidate":
+                    carried = [c for c in r.get("carried") or [] if isinstance(c, list) and len(c) == 3]
+                    related += [y for y in self.book if [y.get("gen"), *(y.get("lines") or [])] in carried
+                                and y.get("by") != "consolidate"]
+                else:
+                    related += [y for y in self.book if y.get("by") == "consolidate"
+                                and [r.get("gen"), *r["lines"]] in (y.get("carried") or [])]
+            for y in related:
+                for f, s, e in self.located(y):
+                    queue += [(f, i + 1) for i in range(s, e) if self.lines(f)[i].rstrip("\n") == text]
+        return found, events
+
+    def plan(self) -> Plan:
+        from anima import autobiography, provenance
+
+        targets, events = self.targets()
+        plan = Plan(f"line {self.rel}:{self.number}")
+
+        def cites(sources) -> bool:
+            for s in sources:
+                span = s.get("lines") if isinstance(s, dict) else None
+                if isinstance(span, list) and len(span) == 2 and \
+                        any(f == s.get("path") and span[0] <= n <= span[1] for f, n in targets):
+                    return True
+            return False
+
+        # the new stream files, and the new hash of each entry that changes
+        new_texts: dict[str, list[str]] = {}
+        for rel, n in sorted(targets):
+            lines = new_texts.setdefault(rel, list(self.lines(rel)))
+            end = "\n" if lines[n - 1].endswith("\n") else ""
+            if not provenance.is_tombstone(lines[n - 1]):  # forgotten before (a re-run): kept as it is
+                lines[n - 1] = provenance.tombstone_line(self.today, self.lang) + end
+        hashes = {}
+        for rel, lines in new_texts.items():
+            for s, e in self.blocks(rel):
+                old, new = "".join(self.lines(rel)[s:e]), "".join(lines[s:e])
+                if old != new:
+                    hashes[provenance.sha(old)] = provenance.sha(new)
+
+        # what was derived from it
+        records = provenance.load_derived(self.home)
+        kept, gone_lines, entries = [], {}, {}
+        for r in (json.loads(json.dumps(r)) for r in records):  # copies: `records` stays what was read
+            if not cites(r.get("sources") or []):
+                kept.append(r)
+            elif "entry" in r:
+                entries[str(r["entry"])] = None
+                kept.append(r)
+            else:
+                at = self._memory_line(r)
+                if at is not None:
+                    gone_lines.setdefault(r["path"], set()).add(at)
+        for eid, meta, _ in autobiography.entries(self.home):
+            named = [_range(x) for x in meta.get("sources") or []]
+            if eid in entries or cites([x for x in named if x]):
+                entries[eid] = meta if not meta.get("forgotten") else None
+        entries = {k: v for k, v in entries.items() if v is not None}
+
+        for path, gone in sorted(gone_lines.items()):
+            old = self.lines(path)
+            for i in sorted(gone):
+                plan.add("memory line", f"{path}:{i + 1}")
+            new = "".join(x for i, x in enumerate(old) if i not in gone)
+            plan.steps[-1].apply = lambda p=path, t=new: fs.atomic_write(os.path.join(self.home.root, p), t)
+            for r in kept:  # the lines after a removed one move up
+                if r.get("path") == path and "line" in r:
+                    at = self._memory_line(r)
+                    if at is not None:
+                        r["line"] = at + 1 - sum(1 for i in gone if i < at)
+
+        written = {}
+        for eid, meta in sorted(entries.items()):
+            path = os.path.join(autobiography.directory(self.home), eid + ".md")
+            rel = os.path.relpath(path, self.home.root)
+            new_meta, body = autobiography.tombstone(meta, self.today, self.lang)
+            data = autobiography.render(new_meta, body)
+            written[eid] = (new_meta, body)
+            plan.add("autobiography entry", f"{rel} (its body a tombstone)",
+                     lambda p=path, d=data: fs.atomic_write(p, d))
+            for r in kept:
+                if str(r.get("entry")) == eid:
+                    r["sha256"] = provenance.sha(autobiography.parse(data, path)[1])
+                    r["forgotten"] = self.today
+        if written:
+            self._summary(plan, written)
+
+        for path in self._event_files(events):
+            plan.add("event", os.path.relpath(path, self.home.root), lambda p=path: fs.remove(p))
+
+        for rel, n in sorted(targets):
+            plan.add("stream line", f"{rel}:{n} (a tombstone line in its place)")
+        for rel, lines in sorted(new_texts.items()):
+            step = next(s for s in reversed(plan.steps) if s.where.startswith(f"{rel}:"))
+            whole = "".join(lines)
+            step.apply = lambda p=rel, t=whole: fs.atomic_write(os.path.join(self.home.root, p), t)
+
+        for rel in (self.stream.book, self.home.path("pipeline", "internalize.journal")):
+            data = fs.read_bytes(rel) or b""
+            new = data
+            for old_sha, new_sha in hashes.items():
+                new = new.replace(old_sha.encode(), new_sha.encode())
+            if new != data:
+                plan.add("stream hashes", os.path.relpath(rel, self.home.root),
+                         lambda p=rel, d=new: fs.atomic_write(p, d))
+
+        for r in kept:  # its sources' hashes, where they cover a forgotten line, are of the new text
+            for s in r.get("sources") or []:
+                if cites([s]) and s.get("path") in new_texts:
+                    s["sha256"] = provenance.sha(provenance.source_text(new_texts[s["path"]], *s["lines"]))
+        text = provenance.render_derived(kept)
+        if text != provenance.render_derived(records):
+            plan.add("provenance records", os.path.relpath(provenance.derived_path(self.home), self.home.root),
+                     lambda: fs.atomic_write(provenance.derived_path(self.home), text))
+        _derived_steps(self.home, plan, index_too=False)  # the index holds transcripts, not the stream
+        return plan
+
+    def _memory_line(self, r: dict) -> int | None:
+        """The 0-based line a memory record names, found by its hash (a hand may have moved it)."""
+        from anima import provenance
+
+        lines = self.lines(r["path"])
+        line = r.get("line")
+        if isinstance(line, int) and 1 <= line <= len(lines) and provenance.sha(lines[line - 1].rstrip("\n")) == \
+                r.get("sha256"):
+            return line - 1
+        return next((i for i, x in enumerate(lines) if provenance.sha(x.rstrip("\n")) == r.get("sha256")), None)
+
+    def _summary(self, plan: Plan, written: dict) -> None:
+        from anima import autobiography, blocks
+
+        key = "autobiography_summary"
+        current = blocks.read(self.home.blocks, key)
+        found = [(eid, *written.get(eid, (meta, body))) for eid, meta, body in autobiography.entries(self.home)]
+        body = blocks.normalise(autobiography.summary(found, self.lang, self.cfg["consolidate.recent_days"],
+                                                      self.cfg["self.block_max_chars"], self.today))
+        body = body or blocks.normalise(blocks.starter_body(self.lang, key))
+        if current is None or current.body == body:
+            return
+        if current.locked:
+            plan.add(f"{key} block is locked, left as it is", os.path.relpath(
+                blocks.block_path(self.home.blocks, key), self.home.root))
+            return
+
+        def apply():
+            try:
+                blocks.write(self.home.blocks, key, body, force=False, max_chars=self.cfg["self.block_max_chars"],
+                             lang=self.lang)
+            except blocks.Unchanged:
+                pass
+        plan.add(f"{key} block", os.path.relpath(blocks.block_path(self.home.blocks, key), self.home.root)
+                 + " (written without it)", apply)
+
+    def _event_files(self, events: set) -> list[str]:
+        """The queue files (and their .reason) of the events the forgotten entries were."""
+        found = []
+        if not events:
+            return found
+        for top, dirs, names in os.walk(self.home.path("pipeline")):
+            dirs.sort()
+            for name in sorted(names):
+                if not name.endswith(".json"):
+                    continue
+                path = os.path.join(top, name)
+                try:
+                    obj = json.loads(fs.read_text(path) or "")
+                except ValueError:
+                    continue
+                if not isinstance(obj, dict):
+                    continue
+                envelope, payload = obj.get("envelope") or {}, obj.get("payload") or {}
+                if (isinstance(envelope, dict) and envelope.get("id") in events) or \
+                        (isinstance(payload, dict) and payload.get("event") in events):
+                    found.append(path)
+                    if os.path.exists(path + ".reason"):
+                        found.append(path + ".reason")
+        return found
+
+
+def _range(source) -> dict | None:
+    """{"path", "lines"} of an entry's front-matter source FILE:FIRST-LAST."""
+    import re
+
+    m = re.fullmatch(r"(.+):(\d+)-(\d+)", str(source))
+    return {"path": m[1], "lines": [int(m[2]), int(m[3])]} if m else None

@@ -516,3 +516,29 @@ def test_a_deprecated_entry_leaves_the_summary(run, home, utc):
     assert entries(home) == ["2026-11-30.md", "2026-12-01.2.md", "2026-12-01.md"]
     block = read(home, "self/blocks/autobiography_summary.md")
     assert "- 2026-12-01: I heard from Alice." in block and "2026-11-30" not in block
+
+
+# --- git.autocommit ----------------------------------------------------------------------------
+
+def test_autocommit_says_consolidate_and_the_day(run, home, utc, tmp_path, monkeypatch):
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))   # no user or system git config
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(home), *args], capture_output=True, text=True, check=True).stdout
+
+    a_day(run)
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    ok(run("config", "set", "git.autocommit", "true"), None)
+    ok(run("consolidate", "--dry-run", env={"ANIMA_NOW": NIGHT}), None)
+    assert git("log", "--format=%s").splitlines()[0] == "config set: git.autocommit true"   # a dry run: none
+    consolidate(run)
+    assert git("log", "-1", "--format=%s").strip() == "consolidate 2026-11-30"
+    committed = git("show", "--name-only", "--format=", "HEAD").split()
+    assert "self/autobiography/2026-11-30.md" in committed and "self/memories/about_alice.md" in committed
+    assert not [p for p in committed if p.startswith("pipeline/")]     # the machinery is not the self
+    consolidate(run)                                                  # nothing lived: no commit
+    assert git("log", "-1", "--format=%s").strip() == "consolidate 2026-11-30"
+    assert len(git("log", "--format=%s").splitlines()) == 3

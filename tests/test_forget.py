@@ -106,3 +106,140 @@ def test_bad_targets(run, home):
     assert run("forget", "--source", "sessions/s1.jsonl:1", "--yes").exit_code == 1  # the header, not a turn
     assert run("forget", "--yes").exit_code == 2
     assert run("forget", "--session", "s1", "--fact", "x", "--yes").exit_code == 2
+
+
+# --- a line of the self-stream, and what consolidate made of it -------------------------------
+
+def stream_day(run, lang="en"):
+    """A day in which Alice tells something private and she keeps thinking of it; one night."""
+    from test_consolidate import NIGHT, consolidate, say, think
+
+    assert run("init", "--lang", lang).exit_code == 0
+    say(run, "Good morning!", "Alice", "2026-11-30T08:00:00Z", "chat")
+    say(run, "My cat Zanzibar swallowed a marble.", "Alice", "2026-11-30T09:00:00Z", "chat")
+    think(run, "I hope the vet is kind to Quokkafish.", "2026-11-30T09:05:00Z")
+    think(run, "I still wonder about the Quokkafish.", "2026-11-30T21:10:00Z")   # carried to the new day
+    consolidate(run, NIGHT)
+
+
+ARCHIVE = "self/stream/archive/2026-11-30.md"
+
+
+def numbered(home, rel, needle):
+    return [n for n, x in enumerate((home / rel).read_text().splitlines(), 1) if needle in x]
+
+
+def test_forget_stream_lines_leaves_no_trace_of_the_words(run, home, utc):
+    from test_consolidate import NIGHT2, consolidate, say
+
+    stream_day(run)
+    assert grep(home, "Zanzibar") and grep(home, "Quokkafish")
+    archive_lines = (home / ARCHIVE).read_text().count("\n")
+    memory = (home / "self/memories/about_alice.md").read_text()
+    assert "Good morning!" in memory and "Zanzibar" in memory
+    [said] = numbered(home, ARCHIVE, "Zanzibar")
+    r = run("forget", "--source", f"{ARCHIVE}:{said}", "--yes", env={"ANIMA_NOW": "2026-12-01T10:00:00Z"})
+    assert r.exit_code == 0, r.stderr
+    listed = [line.split("\t") for line in r.stdout.splitlines()]
+    assert ["memory line", "self/memories/about_alice.md:4"] in listed
+    assert ["autobiography entry", "self/autobiography/2026-11-30.md (its body a tombstone)"] in listed
+    assert ["stream line", f"{ARCHIVE}:{said} (a tombstone line in its place)"] in listed
+    assert [w for w, _ in listed].count("event") == 2          # the event as said, and as preprocessed
+    assert grep(home, "Zanzibar") == [] and grep(home, "marble") == []
+    # the line is a first-person tombstone, in place: no line moved
+    lines = (home / ARCHIVE).read_text().splitlines()
+    assert lines[said - 1] == "(I was asked to forget what was here, on 2026-12-01.)"
+    assert (home / ARCHIVE).read_text().count("\n") == archive_lines
+    assert (home / "self/memories/about_alice.md").read_text() == memory.replace(
+        "- 2026-11-30 09:00 (chat) “My cat Zanzibar swallowed a marble.”\n", "")
+    entry = (home / "self/autobiography/2026-11-30.md").read_text()
+    assert entry == ('---\nid: "2026-11-30"\ntitle: "30 November 2026: forgotten"\ndate: "2026-11-30"\n'
+                     'written: "2026-12-01T04:00:00Z"\nsources: ["self/stream/archive/2026-11-30.md:1-16"]\n'
+                     'forgotten: "2026-12-01"\n---\n(I was asked to forget what was written here, on 2026-12-01.)\n')
+    block = (home / "self/blocks/autobiography_summary.md").read_text()
+    assert "2026-11-30" not in block.split("---\n", 2)[2]
+    assert len(list((home / "self/blocks/.history/autobiography_summary").iterdir())) == 2   # blocks.write kept it
+    assert run("verify").exit_code == 0
+
+    # her thought, also carried into the new day: both copies go
+    [thought] = numbered(home, ARCHIVE, "I still wonder about the Quokkafish.")
+    r = run("forget", "--source", f"{ARCHIVE}:{thought}", "--yes", env={"ANIMA_NOW": "2026-12-01T10:05:00Z"})
+    assert r.exit_code == 0, r.stderr
+    [carried] = [x for x in r.stdout.splitlines() if x.startswith("stream line\tself/stream/now.md:")]
+    [first] = numbered(home, ARCHIVE, "I hope the vet")
+    assert run("forget", "--source", f"{ARCHIVE}:{first}", "--yes").exit_code == 0
+    assert grep(home, "Quokkafish") == []
+    now = (home / "self/stream/now.md").read_text()       # both thoughts had been carried
+    assert now.count("(I was asked to forget what was here, on ") == 2
+    assert now.splitlines()[int(carried.split("\t")[1].split(":")[1].split()[0]) - 1].startswith("(I was asked")
+    tombs = [json.loads(x) for x in (home / "log" / "forgotten.jsonl").read_text().splitlines()]
+    assert [t["forgot"] for t in tombs] == [f"line {ARCHIVE}:{n}" for n in (said, thought, first)]
+    assert run("verify").exit_code == 0
+
+    # life goes on: the next night finds the forgotten lines' bookkeeping in order
+    say(run, "Did you sleep?", "Alice", "2026-12-01T12:00:00Z", "chat")
+    consolidate(run, NIGHT2)
+    assert (home / "self/memories/about_alice.md").read_text().endswith("“Did you sleep?”\n")
+    assert "2026-12-01" in (home / "self/blocks/autobiography_summary.md").read_text()
+    assert run("verify").exit_code == 0
+
+
+def test_forget_a_line_of_now_before_the_night(run, home, utc):
+    from test_consolidate import NIGHT, consolidate, say
+
+    assert run("init", "--lang", "en").exit_code == 0
+    say(run, "The code is Ottoline-4471.", "Bob", "2026-11-30T09:00:00Z")
+    say(run, "And lunch at noon.", "Bob", "2026-11-30T09:30:00Z")
+    [n] = numbered(home, "self/stream/now.md", "Ottoline")
+    before = snapshot(home)
+    r = run("forget", "--source", f"self/stream/now.md:{n}")        # not on a terminal, no --yes
+    assert r.exit_code == 2 and f"stream line\tself/stream/now.md:{n}" in r.stdout
+    assert snapshot(home) == before
+    assert run("forget", "--source", f"self/stream/now.md:{n}", "--yes").exit_code == 0
+    assert grep(home, "Ottoline") == [] and grep(home, "4471") == []
+    consolidate(run, NIGHT)
+    memory = (home / "self/memories/about_bob.md").read_text()
+    assert memory == "# What Bob said to me\n\n- 2026-11-30 09:30 “And lunch at noon.”\n"
+    assert "Bob (2 times" in (home / "self/autobiography/2026-11-30.md").read_text()   # the entry was still read
+    assert run("verify").exit_code == 0
+
+
+def test_forget_a_stream_line_in_chinese(run, home, utc):
+    from test_consolidate import NIGHT, consolidate, say
+
+    assert run("init", "--lang", "zh").exit_code == 0
+    say(run, "我的密码本藏在书架后面。", "小明", "2026-11-30T09:00:00Z")
+    consolidate(run, NIGHT)
+    [n] = numbered(home, ARCHIVE, "书架")
+    assert run("forget", "--source", f"{ARCHIVE}:{n}", "--yes", env={"ANIMA_NOW": "2026-12-01T10:00:00Z"}).exit_code == 0
+    assert (home / ARCHIVE).read_text().splitlines()[n - 1] == "（这里原有的内容，我在 2026-12-01 被要求忘记了。）"
+    entry = (home / "self/autobiography/2026-11-30.md").read_text()
+    assert 'title: "2026年11月30日：已遗忘"' in entry and entry.endswith("（这里原来写的内容，我在 2026-12-01 被要求忘记了。）\n")
+    assert grep(home, "书架") == []
+
+
+def test_bad_stream_lines(run, home, utc):
+    stream_day(run)
+    before = snapshot(home)
+    assert run("forget", "--source", f"{ARCHIVE}:1", "--yes").exit_code == 2       # a heading
+    assert run("forget", "--source", f"{ARCHIVE}:2", "--yes").exit_code == 1       # a blank line
+    assert run("forget", "--source", f"{ARCHIVE}:999", "--yes").exit_code == 1
+    assert run("forget", "--source", "self/stream/archive/2020-01-01.md:3", "--yes").exit_code == 1
+    assert snapshot(home) == before
+
+
+def test_a_consolidate_running_or_pending_is_exit_75(run, home, utc):
+    import fcntl
+
+    stream_day(run)
+    [n] = numbered(home, ARCHIVE, "Zanzibar")
+    before = snapshot(home)
+    with open(home / "pipeline" / ".consolidate.pending.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        r = run("forget", "--source", f"{ARCHIVE}:{n}", "--yes")
+        assert r.exit_code == 75 and "anima consolidate" in r.stderr
+    (home / "pipeline" / "consolidate.pending").write_text('{"at": "2026-12-01T04:00:00Z", "units": []}\n')
+    r = run("forget", "--source", f"{ARCHIVE}:{n}", "--yes")
+    assert r.exit_code == 75 and "run `anima consolidate` first" in r.stderr
+    (home / "pipeline" / "consolidate.pending").unlink()
+    assert snapshot(home) == before

@@ -13,8 +13,8 @@ from anima.commands._io import out, warn
 @click.option("--llm", "backend", metavar="BACKEND",
               help="rules, openai or cmd:ARGV.  [default: llm.backend, env var: ANIMA_LLM]")
 @click.option("-v", "--verbose", is_flag=True, help="Say what was done on stderr (also when stderr is a terminal).")
-@click.pass_obj
-def cli(home, dry_run, now, backend, verbose):
+@click.pass_context
+def cli(ctx, dry_run, now, backend, verbose):
     """Sleep on the day: archive the self-stream and distil what was lived since the last run.
 
     Archives now.md into self/stream/archive/DATE.md and starts a new day whose now.md
@@ -22,7 +22,9 @@ def cli(home, dry_run, now, backend, verbose):
     said, with when, to self/memories/about_NAME.md; appends one entry to
     self/autobiography/ (never editing one); rewrites the autobiography_summary block
     (its old version kept in .history); proposes a self-note noticed again and again for
-    the personality baseline (`anima self proposals`), never writing that block.
+    the personality baseline (`anima self proposals`), never writing that block. Where each
+    memory line and the entry came from (archive lines and their sha256) goes to
+    pipeline/derived.jsonl, for `anima verify` and `anima forget`.
 
     Silent on success (a summary on stderr with -v or on a terminal); nothing since the last
     run changes nothing. One at a time: another consolidate running is exit 75. For cron,
@@ -31,11 +33,14 @@ def cli(home, dry_run, now, backend, verbose):
     from anima import clock, config
     from anima.consolidate import run
 
+    home = ctx.obj
     cfg = config.load(home.config)
     moment = clock.parse(now, "--now") if now is not None else clock.now()
     text, c = run(home, cfg, moment, dry_run=dry_run, backend=backend)
     for message in c.warnings:
         warn(message)
+    if not dry_run:  # git.autocommit's message: the day distilled (the one the entry tells)
+        ctx.meta["anima.commit"] = f"consolidate {str(c.counts.get('entry') or clock.iso(moment))[:10]}"
     if dry_run:
         out(text or "")
         return

@@ -9,7 +9,8 @@ from anima.errors import UsageError
 @click.command()
 @click.option("--session", "session_id", metavar="ID", help="Forget a session: its transcript and every fact from it.")
 @click.option("--fact", "fact_id", metavar="ID", help="Forget one fact, its text and history.")
-@click.option("--source", metavar="PATH:LINE", help="Forget one turn of a transcript under the home, and its facts.")
+@click.option("--source", metavar="PATH:LINE", help="Forget one turn of a transcript under the home, and its facts; "
+              "or one line of self/stream/now.md or self/stream/archive/DATE.md, and what consolidate made of it.")
 @click.option("--yes", is_flag=True, help="Do it without asking (needed when stdin is not a terminal).")
 @click.pass_obj
 def cli(home, session_id, fact_id, source, yes):
@@ -19,9 +20,14 @@ def cli(home, session_id, fact_id, source, yes):
     one tab-separated line each (WHAT, WHERE); then, on a terminal, a question; elsewhere
     --yes is required (without it: exit 2, nothing removed). With the source go the facts
     staged from it, the whole cache/ and the recall index's entries (the index is rebuilt).
-    A turn is blanked in place, so no other line changes its number. log/forgotten.jsonl
-    records when and what (paths and ids, never content). A transcript outside the home is
-    listed and left where it is. Exit 1 when the source is not found.
+    A turn is blanked in place, so no other line changes its number. A line of the
+    self-stream becomes a first-person tombstone line without content (so do the copies a
+    night carried of it); the memory lines derived from it are removed, the autobiography
+    entries citing it become tombstones, the autobiography_summary block is written without
+    them (pipeline/derived.jsonl says which). log/forgotten.jsonl records when and what
+    (paths and ids, never content). A transcript outside the home is listed and left where
+    it is. Exit 1 when the source is not found; 75 when consolidate runs or the home changed
+    between the list and the answer.
     """
     from anima import config, forget
 

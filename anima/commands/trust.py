@@ -15,9 +15,10 @@ def check(home, only, as_json):
     One tab-separated line per finding: CHECK, WHERE, WHAT. Checks: budget (blocks, notes
     and prompt sections within their caps), private (user private data in a note or block),
     secret (an API key, token or password in the self's text files), contradiction (two
-    approved facts on a tag in facts.single_valued_tags), stale (a fact whose source turn is
-    gone or changed; `anima verify` tells which), mode (files 0600, directories 0700, no
-    symbolic links). Exit 1 when anything is found. Findings never repeat private data.
+    approved facts on a tag in facts.single_valued_tags), stale (a fact, memory line or
+    autobiography entry whose source is gone or changed; `anima verify` tells which), mode
+    (files 0600, directories 0700, no symbolic links). Exit 1 when anything is found.
+    Findings never repeat private data.
     """
     from anima import check as checks
     from anima import config
@@ -50,9 +51,12 @@ def _report(command: str, noun: str, items: list, fields: tuple, as_json: bool) 
 def verify(home, as_json):
     """Re-derive every recorded source hash; report orphans, drift and stale derivations.
 
-    One tab-separated line per problem: KIND (orphan: the source is gone; drift: the
-    source's text changed; stale: the derivation no longer says what its source says),
-    WHERE (the derived thing), SOURCE, WHAT. Changes nothing. Exit 1 when anything is wrong.
+    Facts (their turns), and what consolidate derived from the self-stream's archive
+    (memory lines and autobiography entries, recorded in pipeline/derived.jsonl). One
+    tab-separated line per problem: KIND (orphan: the source is gone; drift: the source's
+    text changed; stale: the derivation no longer says what its source says, or its source
+    was forgotten), WHERE (the derived thing), SOURCE, WHAT. Changes nothing. Exit 1 when
+    anything is wrong.
     """
     from anima import config, provenance
     from anima.commands._io import warn
