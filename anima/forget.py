@@ -390,7 +390,8 @@ class _StreamForget:
                     r["sha256"] = provenance.sha(autobiography.parse(data, path)[1])
                     r["forgotten"] = self.today
         if written:
-            self._summary(plan, written)
+            self._summary(plan, written, [(str(m.get("date", ""))[:10], str(m.get("summary") or "").strip())
+                                          for m in entries.values()])
 
         for path in self._event_files(events):
             plan.add("event", os.path.relpath(path, self.home.root), lambda p=path: fs.remove(p))
@@ -433,11 +434,26 @@ class _StreamForget:
             return line - 1
         return next((i for i, x in enumerate(lines) if provenance.sha(x.rstrip("\n")) == r.get("sha256")), None)
 
-    def _summary(self, plan: Plan, written: dict) -> None:
+    def _summary(self, plan: Plan, written: dict, told: list[tuple[str, str]]) -> None:
         from anima import autobiography, blocks
 
         key = "autobiography_summary"
         current = blocks.read(self.home.blocks, key)
+        # the versions kept in history told those entries too (a model's summary may quote the
+        # day): their line of each keeps the day, not the words; the current version first, as
+        # blocks.write keeps it in history
+        gone = "（已遗忘）" if self.lang == "zh" else "(forgotten)"
+        hist = blocks.history_dir(self.home.blocks, key)
+        versions = [blocks.block_path(self.home.blocks, key)] + \
+            [os.path.join(hist, f"{n}.md") for n in blocks.revisions(self.home.blocks, key)]
+        for path in versions:
+            old = fs.read_text(path)
+            if old is None:
+                continue
+            new = "".join(_untold(line, told, gone) for line in old.splitlines(keepends=True))
+            if new != old:
+                plan.add(f"{key} line", os.path.relpath(path, self.home.root) + " (the day kept, not the words)",
+                         lambda p=path, t=new: fs.atomic_write(p, t))
         found = [(eid, *written.get(eid, (meta, body))) for eid, meta, body in autobiography.entries(self.home)]
         body = blocks.normalise(autobiography.summary(found, self.lang, self.cfg["consolidate.recent_days"],
                                                       self.cfg["self.block_max_chars"], self.today))
@@ -482,6 +498,13 @@ class _StreamForget:
                     if os.path.exists(path + ".reason"):
                         found.append(path + ".reason")
         return found
+
+
+def _untold(line: str, told: list[tuple[str, str]], gone: str) -> str:
+    for day, summary in told:
+        if day and summary and line.startswith(f"- {day}") and summary in line:
+            line = line.replace(summary, gone)
+    return line
 
 
 def _range(source) -> dict | None:

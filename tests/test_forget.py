@@ -243,3 +243,27 @@ def test_a_consolidate_running_or_pending_is_exit_75(run, home, utc):
     assert r.exit_code == 75 and "run `anima consolidate` first" in r.stderr
     (home / "pipeline" / "consolidate.pending").unlink()
     assert snapshot(home) == before
+
+
+def test_a_model_summary_in_the_block_history_keeps_the_day_not_the_words(run, home, utc, tmp_path):
+    from test_consolidate import NIGHT, NIGHT2, model, say
+
+    assert run("init", "--lang", "en").exit_code == 0
+    say(run, "My cat Zanzibar swallowed a marble.", "Alice", "2026-11-30T09:00:00Z", "chat")
+    answer = {"title": "Zanzibar's marble", "summary": "I worried about Zanzibar and the marble.",
+              "content": "I worried with Alice about Zanzibar all day.",
+              "memories": [{"topic": "cats", "text": "I learned that Zanzibar is Alice's cat."}]}
+    assert run("consolidate", "--llm", model(tmp_path, answer), env={"ANIMA_NOW": NIGHT}).exit_code == 0
+    say(run, "Good morning again.", "Alice", "2026-12-01T09:00:00Z", "chat")
+    assert run("consolidate", env={"ANIMA_NOW": NIGHT2}).exit_code == 0   # the summary moves to history
+    assert len(grep(home / "self/blocks/.history", "Zanzibar")) == 1
+    [n] = numbered(home, ARCHIVE, "Zanzibar")
+    r = run("forget", "--source", f"{ARCHIVE}:{n}", "--yes")
+    assert r.exit_code == 0, r.stderr
+    assert grep(home, "Zanzibar") == [] and grep(home, "marble") == []
+    assert (home / "self/memories/cats.md").read_text() == "# cats\n\n"    # the model read the whole day
+    history = [p.read_text() for p in (home / "self/blocks/.history/autobiography_summary").iterdir()]
+    assert any("- 2026-11-30: (forgotten)" in h for h in history)
+    block = (home / "self/blocks/autobiography_summary.md").read_text().split("---\n", 2)[2]
+    assert block == "Recent days:\n- 2026-12-01: I heard from Alice.\n"
+    assert run("verify").exit_code == 0
