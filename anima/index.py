@@ -289,7 +289,7 @@ def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
                 progress(_done.value, len(cold))
 
         with ctx.Pool(shards - 1) as pool:
-            pending = [pool.apply_async(_shard_worker, (part, cold[k::shards], k, shards))
+            pending = [pool.apply_async(_shard_worker, (part, cold[k::shards], k, shards, os.getpid()))
                        for k, part in zip(range(1, shards), parts, strict=True)]
             read = _fill_shard(con, cold[0::shards], 0, shards, tick)
             for job in pending:
@@ -310,7 +310,7 @@ def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
         con.close()
 
 
-def _shard_worker(part: str, items: list, k: int, shards: int) -> dict:
+def _shard_worker(part: str, items: list, k: int, shards: int, parent: int) -> dict:
     con = _connect(part)
     try:
         con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
@@ -318,6 +318,8 @@ def _shard_worker(part: str, items: list, k: int, shards: int) -> dict:
         con.commit()
 
         def tick():
+            if os.getppid() != parent:  # the rebuild was killed: this worker holds its lock too
+                os._exit(1)
             with _done.get_lock():
                 _done.value += 1
 

@@ -4,6 +4,7 @@ import random
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -220,6 +221,27 @@ def test_a_rebuild_killed_at_any_moment_leaves_the_previous_index(anima_bin, ind
         got = subprocess.run([anima_bin, "recall", "--batch", "--limit", "1000"], input=qs, env=env,
                              capture_output=True, text=True).stdout
         assert got == good
+
+
+def test_a_killed_rebuild_leaves_no_worker_holding_the_lock(anima_bin, indexed, home):
+    """A worker filling a shard notices its rebuild was killed (kill -9) at its next transcript
+    and exits, so the next rebuild is not kept busy by it."""
+    env = {**os.environ, "ANIMA_HOME": str(home)}
+    generate(home, 9, sessions=1500, turns=60)  # a shard of most of a second
+    p = subprocess.Popen([anima_bin, "index", "rebuild", "--jobs", "2"], env=env, stderr=subprocess.DEVNULL)
+    children = Path(f"/proc/{p.pid}/task/{p.pid}/children")
+    deadline = time.monotonic() + 20
+    while not children.read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    worker = Path(f"/proc/{children.read_text().split()[0]}/stat")
+    time.sleep(0.1)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    time.sleep(0.3)  # (a worker left to finish its shard would run, and hold the lock, for most of a second)
+    assert not worker.exists() or worker.read_text().split()[2] == "Z"
+    r = subprocess.run([anima_bin, "index", "rebuild", "--jobs", "2"], env=env, capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert subprocess.run([anima_bin, "index", "verify"], env=env).returncode == 0
 
 
 def test_recall_during_a_rebuild_answers_correctly(anima_bin, indexed, home):
