@@ -261,13 +261,13 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
 
 
 SHARD_STRIDE = 1 << 40  # shard k's rowids start above k * SHARD_STRIDE: unique across shards
-_done = None  # files read so far, shared with the workers (a multiprocessing.Value)
+_taken = None  # how many of the files the shards have taken so far (a multiprocessing.Value)
 
 
 def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
     """Fill `tmp` (a new index: every table, shard 0 indexed here) and its other shards (in
     workers, then copied in); {path: (what was read without the text, warnings)}."""
-    global _done
+    global _taken
     con = _connect(tmp)
     try:
         con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
@@ -279,19 +279,17 @@ def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
         import multiprocessing
 
         ctx = multiprocessing.get_context("fork")
-        _done = ctx.Value("i", 0)
+        _taken = ctx.Value("i", 0)
         parts = [f"{tmp}.{k}" for k in range(1, shards)]
 
         def tick():
-            with _done.get_lock():
-                _done.value += 1
             if progress:
-                progress(_done.value, len(cold))
+                progress(min(_taken.value, len(cold)), len(cold))
 
         with ctx.Pool(shards - 1) as pool:
-            pending = [pool.apply_async(_shard_worker, (part, cold[k::shards], k, shards, os.getpid()))
+            pending = [pool.apply_async(_shard_worker, (part, cold, k, shards, os.getpid()))
                        for k, part in zip(range(1, shards), parts, strict=True)]
-            read = _fill_shard(con, cold[0::shards], 0, shards, tick)
+            read = _fill_shard(con, _take(cold), 0, shards, tick)
             for job in pending:
                 read.update(job.get())
         if progress:
@@ -320,15 +318,25 @@ def _shard_worker(part: str, items: list, k: int, shards: int, parent: int) -> d
         def tick():
             if os.getppid() != parent:  # the rebuild was killed: this worker holds its lock too
                 os._exit(1)
-            with _done.get_lock():
-                _done.value += 1
 
-        return _fill_shard(con, items, k, shards, tick)
+        return _fill_shard(con, _take(items), k, shards, tick)
     finally:
         con.close()
 
 
-def _fill_shard(con, items: list, k: int, shards: int, tick) -> dict:
+def _take(items: list):
+    """The files in turn, each to the first shard that asks: the shards end together, however
+    the files' sizes fall."""
+    while True:
+        with _taken.get_lock():
+            i = _taken.value
+            _taken.value += 1
+        if i >= len(items):
+            return
+        yield items[i]
+
+
+def _fill_shard(con, items, k: int, shards: int, tick) -> dict:
     """Index the files into `con`'s table f, rowids from k * SHARD_STRIDE + 1; {path: (what
     was read, its "turns" as [rowid, line, ts, who, length] and "tokens" as FTS5 counted
     them, but not its text; warnings)}."""
