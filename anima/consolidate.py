@@ -709,6 +709,12 @@ def run(home, cfg, now: float, dry_run: bool = False, backend: str | None = None
     """Consolidate; return (diff text or None, the Consolidator) — diff only with dry_run."""
     c = Consolidator(home, cfg, now, backend)
     with fs.locked(c.pending_path, wait=False, what="anima consolidate"), c.stream.lock():
+        from anima import forget
+
+        if dry_run and os.path.exists(forget.pending_path(home)):
+            c.warnings.append("an interrupted forget is pending: the real run finishes it first")
+        elif not dry_run:  # a forget killed midway: done before anything of it is distilled
+            forget.finish_pending(home, c.warnings.append)
         pending = c.pending()
         if pending is not None:
             if dry_run:

@@ -14,7 +14,10 @@ Targets and what goes:
   the queued event files of the message it was (pipeline/**, done or dead), since they hold
   its words; and the stream's bookkeeping hashes (pipeline/stream.jsonl,
   pipeline/internalize.journal) made those of the new text, so that no hash of the
-  forgotten words stays (same length: the byte offsets consolidate keeps still hold);
+  forgotten words stays (same length: the byte offsets consolidate keeps still hold).
+  These changes are journalled in pipeline/forget.pending before any is made, each one that
+  applying twice is applying once; a forget killed midway is finished by the next forget of
+  a stream line or the next consolidate, so every file is always old or new;
 and with each of them the whole cache/ (the prompt and transcript caches hold text) and, for
 a session or a turn, the recall index, rebuilt without it when there is one (its tokens are
 as private as the text).
@@ -48,6 +51,7 @@ class Plan:
         self.steps: list[Step] = []
         self.hold = None   # the locks to carry it out under, when any
         self.again = None  # the same plan computed again (under the locks): the home may have changed
+        self.ops = None    # operations journalled in pipeline/forget.pending, instead of each step's apply
 
     def add(self, what: str, where: str, apply=None) -> None:
         self.steps.append(Step(what, where, apply))
@@ -182,6 +186,14 @@ def carry_out(home, plan: Plan, warn) -> list[dict]:
 
 
 def _carry_out(home, plan: Plan, warn) -> list[dict]:
+    if plan.ops is not None:
+        removed = [{"what": s.what, "where": s.where} for s in plan.steps]
+        tomb = {"at": clock.iso(clock.now()), "forgot": plan.target, "removed": removed}
+        ops = plan.ops + [{"op": "log", "path": "log/forgotten.jsonl",
+                           "data": json.dumps(tomb, ensure_ascii=False) + "\n"}]
+        fs.atomic_write(pending_path(home), json.dumps({"ops": ops}, ensure_ascii=False) + "\n")
+        finish(home, ops, warn)
+        return removed
     removed = []
     for step in plan.steps:
         if step.apply is not None:
@@ -209,6 +221,9 @@ def stream_line(home, cfg, full: str, number: int) -> Plan:
     rel = os.path.relpath(os.path.realpath(full), os.path.realpath(home.root))
     if not os.path.isfile(full):
         raise NotFound(f"--source {rel}:{number}: no such file in the self-stream")
+    if os.path.exists(pending_path(home)):
+        with _stream_locks(home):  # an earlier forget killed midway is finished before this one is listed
+            pass
     plan = _StreamForget(home, cfg, rel, number).plan()
     plan.hold = lambda: _stream_locks(home)
     plan.again = lambda: _StreamForget(home, cfg, rel, number).plan()
@@ -225,7 +240,85 @@ def _stream_locks(home):
         if os.path.exists(pending):
             raise Busy("forget: an interrupted consolidate is pending (its change set holds the stream's text); "
                        "run `anima consolidate` first")
+        finish_pending(home, lambda message: None)  # an earlier forget killed midway: finished first
         yield
+
+
+def pending_path(home) -> str:
+    return home.path("pipeline", "forget.pending")
+
+
+def finish_pending(home, warn) -> bool:
+    """Finish a forget of a stream line that was killed midway (under consolidate's and the
+    stream's locks); whether there was one."""
+    text = fs.read_text(pending_path(home))
+    if text is None:
+        return False
+    try:
+        ops = json.loads(text)["ops"]
+    except (ValueError, KeyError, TypeError):
+        from anima.errors import DataError
+
+        raise DataError(f"{pending_path(home)}: not a forget's operations; move it away and run again") from None
+    warn("warning: finishing a forget that was interrupted")
+    finish(home, ops, warn)
+    return True
+
+
+def finish(home, ops: list[dict], warn) -> None:
+    """Apply each operation so that applying it again changes nothing more, then drop the journal.
+
+    An operation checks what it replaces (a line's or a file's sha256) and leaves a file that
+    changed in between as it is, with a warning: a forget never overwrites what it did not read."""
+    from anima import provenance
+
+    for op in ops:
+        path = os.path.join(home.root, op["path"])
+        kind = op["op"]
+        if kind in ("line", "drop"):
+            text = fs.read_text(path)
+            lines = (text or "").splitlines(keepends=True)
+            n = op["line"]
+            now = lines[n - 1] if 0 < n <= len(lines) else None
+            if now is not None and kind == "line" and provenance.sha(now) == op["sha256"]:
+                lines[n - 1] = op["data"]
+            elif now is not None and kind == "drop" and provenance.sha(now.rstrip("\n")) == op["sha256"]:
+                del lines[n - 1]
+            else:
+                if kind == "line" and (now is None or not provenance.is_tombstone(now)):
+                    warn(f"warning: {op['path']}:{n} changed since it was read; left as it is")
+                continue
+            fs.atomic_write(path, "".join(lines))
+        elif kind == "write":
+            old = fs.read_text(path)
+            if old == op["data"]:
+                continue
+            if (None if old is None else provenance.sha(old)) != op["sha256"]:
+                warn(f"warning: {op['path']} changed since it was read; left as it is")
+                continue
+            fs.atomic_write(path, op["data"])
+        elif kind == "create":
+            if not os.path.exists(path):
+                fs.ensure_dir(os.path.dirname(path))
+                fs.atomic_write(path, op["data"])
+        elif kind == "remove":
+            if os.path.lexists(path):
+                fs.remove(path)
+        elif kind == "rmtree":
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+        elif kind == "rehash":
+            old = fs.read_text(path) or ""
+            new = old
+            for a, b in op["pairs"]:
+                new = new.replace(a, b)
+            if new != old:
+                fs.atomic_write(path, new)
+        elif kind == "log":
+            fs.ensure_dir(os.path.dirname(path))
+            if not fs.create(path, op["data"]) and not (fs.read_text(path) or "").endswith(op["data"]):
+                fs.append(path, op["data"])
+    fs.remove(pending_path(home))
 
 
 def _json_lines(text: str) -> list[dict]:
@@ -318,10 +411,14 @@ class _StreamForget:
         return found, events
 
     def plan(self) -> Plan:
+        """The list of what goes, and the operations (Plan.ops) that make it go, each one that
+        applying twice is applying once (see `finish`)."""
         from anima import autobiography, provenance
 
         targets, events = self.targets()
         plan = Plan(f"line {self.rel}:{self.number}")
+        ops: list[dict] = []
+        plan.ops = ops
 
         def cites(sources) -> bool:
             for s in sources:
@@ -332,12 +429,13 @@ class _StreamForget:
             return False
 
         # the new stream files, and the new hash of each entry that changes
+        tomb = provenance.tombstone_line(self.today, self.lang)
         new_texts: dict[str, list[str]] = {}
         for rel, n in sorted(targets):
             lines = new_texts.setdefault(rel, list(self.lines(rel)))
             end = "\n" if lines[n - 1].endswith("\n") else ""
             if not provenance.is_tombstone(lines[n - 1]):  # forgotten before (a re-run): kept as it is
-                lines[n - 1] = provenance.tombstone_line(self.today, self.lang) + end
+                lines[n - 1] = tomb + end
         hashes = {}
         for rel, lines in new_texts.items():
             for s, e in self.blocks(rel):
@@ -358,18 +456,22 @@ class _StreamForget:
                 at = self._memory_line(r)
                 if at is not None:
                     gone_lines.setdefault(r["path"], set()).add(at)
-        for eid, meta, _ in autobiography.entries(self.home):
+        for eid, meta, body in autobiography.entries(self.home):
             named = [_range(x) for x in meta.get("sources") or []]
             if eid in entries or cites([x for x in named if x]):
                 entries[eid] = meta if not meta.get("forgotten") else None
+                if meta.get("forgotten"):  # by a forget that was killed before its records were written
+                    for r in kept:
+                        if str(r.get("entry")) == eid:
+                            r["sha256"], r["forgotten"] = provenance.sha(body), meta["forgotten"]
         entries = {k: v for k, v in entries.items() if v is not None}
 
         for path, gone in sorted(gone_lines.items()):
             old = self.lines(path)
             for i in sorted(gone):
                 plan.add("memory line", f"{path}:{i + 1}")
-            new = "".join(x for i, x in enumerate(old) if i not in gone)
-            plan.steps[-1].apply = lambda p=path, t=new: fs.atomic_write(os.path.join(self.home.root, p), t)
+            for i in sorted(gone, reverse=True):  # from the bottom: each drop leaves the lines above in place
+                ops.append({"op": "drop", "path": path, "line": i + 1, "sha256": provenance.sha(old[i].rstrip("\n"))})
             for r in kept:  # the lines after a removed one move up
                 if r.get("path") == path and "line" in r:
                     at = self._memory_line(r)
@@ -383,8 +485,8 @@ class _StreamForget:
             new_meta, body = autobiography.tombstone(meta, self.today, self.lang)
             data = autobiography.render(new_meta, body)
             written[eid] = (new_meta, body)
-            plan.add("autobiography entry", f"{rel} (its body a tombstone)",
-                     lambda p=path, d=data: fs.atomic_write(p, d))
+            plan.add("autobiography entry", f"{rel} (its body a tombstone)")
+            ops.append(self._write(rel, data))
             for r in kept:
                 if str(r.get("entry")) == eid:
                     r["sha256"] = provenance.sha(autobiography.parse(data, path)[1])
@@ -394,23 +496,21 @@ class _StreamForget:
                                           for m in entries.values()])
 
         for path in self._event_files(events):
-            plan.add("event", os.path.relpath(path, self.home.root), lambda p=path: fs.remove(p))
+            rel = os.path.relpath(path, self.home.root)
+            plan.add("event", rel)
+            ops.append({"op": "remove", "path": rel})
 
         for rel, n in sorted(targets):
             plan.add("stream line", f"{rel}:{n} (a tombstone line in its place)")
-        for rel, lines in sorted(new_texts.items()):
-            step = next(s for s in reversed(plan.steps) if s.where.startswith(f"{rel}:"))
-            whole = "".join(lines)
-            step.apply = lambda p=rel, t=whole: fs.atomic_write(os.path.join(self.home.root, p), t)
+            ops.append({"op": "line", "path": rel, "line": n, "sha256": provenance.sha(self.lines(rel)[n - 1]),
+                        "data": new_texts[rel][n - 1]})
 
-        for rel in (self.stream.book, self.home.path("pipeline", "internalize.journal")):
-            data = fs.read_bytes(rel) or b""
-            new = data
-            for old_sha, new_sha in hashes.items():
-                new = new.replace(old_sha.encode(), new_sha.encode())
-            if new != data:
-                plan.add("stream hashes", os.path.relpath(rel, self.home.root),
-                         lambda p=rel, d=new: fs.atomic_write(p, d))
+        pairs = sorted(hashes.items())
+        for path in (self.stream.book, self.home.path("pipeline", "internalize.journal")):
+            data = fs.read_text(path) or ""
+            if any(old in data for old, _ in pairs):
+                plan.add("stream hashes", os.path.relpath(path, self.home.root))
+                ops.append({"op": "rehash", "path": os.path.relpath(path, self.home.root), "pairs": pairs})
 
         for r in kept:  # its sources' hashes, where they cover a forgotten line, are of the new text
             for s in r.get("sources") or []:
@@ -418,10 +518,60 @@ class _StreamForget:
                     s["sha256"] = provenance.sha(provenance.source_text(new_texts[s["path"]], *s["lines"]))
         text = provenance.render_derived(kept)
         if text != provenance.render_derived(records):
-            plan.add("provenance records", os.path.relpath(provenance.derived_path(self.home), self.home.root),
-                     lambda: fs.atomic_write(provenance.derived_path(self.home), text))
-        _derived_steps(self.home, plan, index_too=False)  # the index holds transcripts, not the stream
+            rel = os.path.relpath(provenance.derived_path(self.home), self.home.root)
+            plan.add("provenance records", rel)
+            ops.append(self._write(rel, text))
+        if os.path.isdir(self.home.cache):
+            plan.add("cache", "cache/ (rebuilt as it is used)")
+            ops.append({"op": "rmtree", "path": "cache"})
         return plan
+
+    def _write(self, rel: str, data: str) -> dict:
+        from anima import provenance
+
+        old = fs.read_text(os.path.join(self.home.root, rel))
+        return {"op": "write", "path": rel, "sha256": None if old is None else provenance.sha(old), "data": data}
+
+    def _summary(self, plan: Plan, written: dict, told: list[tuple[str, str]]) -> None:
+        from anima import autobiography, blocks
+
+        key = "autobiography_summary"
+        path = blocks.block_path(self.home.blocks, key)
+        rel = os.path.relpath(path, self.home.root)
+        current = blocks.read(self.home.blocks, key)
+        # the versions kept in history told those entries too (a model's summary may quote the
+        # day): their line of each keeps the day, not the words
+        gone = "（已遗忘）" if self.lang == "zh" else "(forgotten)"
+        hist = blocks.history_dir(self.home.blocks, key)
+        revs = blocks.revisions(self.home.blocks, key)
+        for n in revs:
+            old = fs.read_text(os.path.join(hist, f"{n}.md")) or ""
+            new = "".join(_untold(line, told, gone) for line in old.splitlines(keepends=True))
+            if new != old:
+                where = os.path.relpath(os.path.join(hist, f"{n}.md"), self.home.root)
+                plan.add(f"{key} line", f"{where} (the day kept, not the words)")
+                plan.ops.append(self._write(where, new))
+        if current is None:
+            return
+        old_text = fs.read_text(path) or ""
+        scrubbed = "".join(_untold(line, told, gone) for line in old_text.splitlines(keepends=True))
+        found = [(eid, *written.get(eid, (meta, body))) for eid, meta, body in autobiography.entries(self.home)]
+        body = blocks.normalise(autobiography.summary(found, self.lang, self.cfg["consolidate.recent_days"],
+                                                      self.cfg["self.block_max_chars"], self.today))
+        body = body or blocks.normalise(blocks.starter_body(self.lang, key))
+        if current.body == body or current.locked:
+            if scrubbed != old_text:
+                plan.add(f"{key} line", f"{rel} (the day kept, not the words)")
+                plan.ops.append(self._write(rel, scrubbed))
+            if current.body != body:
+                plan.add(f"{key} block is locked, not written without it", rel)
+            return
+        # as blocks.write does it: the current version (scrubbed) into history, then the new one
+        version = os.path.relpath(os.path.join(hist, f"{(revs[-1] if revs else 0) + 1}.md"), self.home.root)
+        new = blocks.Block(key, current.title, current.locked, clock.iso(clock.now()), body, current.extra)
+        plan.add(f"{key} block", f"{rel} (written without it; the version before kept in {version})")
+        plan.ops.append({"op": "create", "path": version, "data": scrubbed})
+        plan.ops.append(self._write(rel, blocks.render(new)))
 
     def _memory_line(self, r: dict) -> int | None:
         """The 0-based line a memory record names, found by its hash (a hand may have moved it)."""
@@ -433,46 +583,6 @@ class _StreamForget:
                 r.get("sha256"):
             return line - 1
         return next((i for i, x in enumerate(lines) if provenance.sha(x.rstrip("\n")) == r.get("sha256")), None)
-
-    def _summary(self, plan: Plan, written: dict, told: list[tuple[str, str]]) -> None:
-        from anima import autobiography, blocks
-
-        key = "autobiography_summary"
-        current = blocks.read(self.home.blocks, key)
-        # the versions kept in history told those entries too (a model's summary may quote the
-        # day): their line of each keeps the day, not the words; the current version first, as
-        # blocks.write keeps it in history
-        gone = "（已遗忘）" if self.lang == "zh" else "(forgotten)"
-        hist = blocks.history_dir(self.home.blocks, key)
-        versions = [blocks.block_path(self.home.blocks, key)] + \
-            [os.path.join(hist, f"{n}.md") for n in blocks.revisions(self.home.blocks, key)]
-        for path in versions:
-            old = fs.read_text(path)
-            if old is None:
-                continue
-            new = "".join(_untold(line, told, gone) for line in old.splitlines(keepends=True))
-            if new != old:
-                plan.add(f"{key} line", os.path.relpath(path, self.home.root) + " (the day kept, not the words)",
-                         lambda p=path, t=new: fs.atomic_write(p, t))
-        found = [(eid, *written.get(eid, (meta, body))) for eid, meta, body in autobiography.entries(self.home)]
-        body = blocks.normalise(autobiography.summary(found, self.lang, self.cfg["consolidate.recent_days"],
-                                                      self.cfg["self.block_max_chars"], self.today))
-        body = body or blocks.normalise(blocks.starter_body(self.lang, key))
-        if current is None or current.body == body:
-            return
-        if current.locked:
-            plan.add(f"{key} block is locked, left as it is", os.path.relpath(
-                blocks.block_path(self.home.blocks, key), self.home.root))
-            return
-
-        def apply():
-            try:
-                blocks.write(self.home.blocks, key, body, force=False, max_chars=self.cfg["self.block_max_chars"],
-                             lang=self.lang)
-            except blocks.Unchanged:
-                pass
-        plan.add(f"{key} block", os.path.relpath(blocks.block_path(self.home.blocks, key), self.home.root)
-                 + " (written without it)", apply)
 
     def _event_files(self, events: set) -> list[str]:
         """The queue files (and their .reason) of the events the forgotten entries were."""

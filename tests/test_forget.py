@@ -267,3 +267,51 @@ def test_a_model_summary_in_the_block_history_keeps_the_day_not_the_words(run, h
     block = (home / "self/blocks/autobiography_summary.md").read_text().split("---\n", 2)[2]
     assert block == "Recent days:\n- 2026-12-01: I heard from Alice.\n"
     assert run("verify").exit_code == 0
+
+
+def test_kill_9_of_a_stream_forget_leaves_every_file_old_or_new_and_the_next_run_finishes(
+        run, home, utc, anima_bin, tmp_path):
+    import random
+    import shutil
+    import signal
+    import subprocess
+    import time
+
+    from test_consolidate import tree
+
+    stream_day(run)
+    [n] = numbered(home, ARCHIVE, "Zanzibar")
+    argv = [anima_bin, "forget", "--source", f"{ARCHIVE}:{n}", "--yes"]
+    start = tree(home)
+    reference = tmp_path / "reference"
+    shutil.copytree(home, reference, symlinks=True)
+    env = {**os.environ, "ANIMA_HOME": str(reference), "ANIMA_NOW": "2026-12-01T10:00:00Z"}
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+    done = tree(reference)
+    rng = random.Random(9)
+    killed = midway = 0
+    for trial in range(12):
+        copy = tmp_path / f"trial{trial}"
+        shutil.copytree(home, copy, symlinks=True)
+        env = {**os.environ, "ANIMA_HOME": str(copy), "ANIMA_NOW": "2026-12-01T10:00:00Z"}
+        p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pending = copy / "pipeline" / "forget.pending"
+        while not pending.exists() and p.poll() is None:
+            time.sleep(0.0003)
+        time.sleep(rng.uniform(0, 0.01))
+        p.send_signal(signal.SIGKILL)
+        killed += p.wait() == -signal.SIGKILL
+        midway += pending.exists()
+        for path, data in tree(copy).items():
+            if path != "pipeline/forget.pending":   # the journal of what is being done
+                assert data in (start.get(path), done.get(path)), f"trial {trial}: {path} is neither old nor new"
+        if trial % 2:   # the night finishes it (cron), or the same forget again
+            subprocess.run([anima_bin, "consolidate"], env=env, check=True)
+            assert tree(copy) == done, f"trial {trial}"
+        else:
+            subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+            assert {k: v for k, v in tree(copy).items() if k != "log/forgotten.jsonl"} == \
+                {k: v for k, v in done.items() if k != "log/forgotten.jsonl"}, f"trial {trial}"
+        assert grep(copy, "Zanzibar") == []
+    assert killed >= 6 and midway >= 3, (killed, midway)
+    print(f"{killed} killed, {midway} in the middle of writing")
