@@ -135,6 +135,9 @@ def source(home, cfg, spec: str, warn) -> Plan:
         raise UsageError(f"--source {spec!r}: give PATH:LINE, a transcript and a line number")
     number = int(line)
     full = os.path.join(home.root, path) if not os.path.isabs(path) else path
+    short = home.path("self", "stream", path)
+    if not os.path.isabs(path) and not os.path.exists(full) and _in_stream(home, short):
+        full = short  # now.md:LINE, archive/DATE.md:LINE
     if _in_stream(home, full):
         return stream_line(home, cfg, full, number)
     if not (os.path.isfile(full) and full.endswith(transcripts.SUFFIXES)):

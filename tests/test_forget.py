@@ -195,7 +195,7 @@ def test_forget_a_line_of_now_before_the_night(run, home, utc):
     r = run("forget", "--source", f"self/stream/now.md:{n}")        # not on a terminal, no --yes
     assert r.exit_code == 2 and f"stream line\tself/stream/now.md:{n}" in r.stdout
     assert snapshot(home) == before
-    assert run("forget", "--source", f"self/stream/now.md:{n}", "--yes").exit_code == 0
+    assert run("forget", "--source", f"now.md:{n}", "--yes").exit_code == 0      # short for self/stream/now.md
     assert grep(home, "Ottoline") == [] and grep(home, "4471") == []
     consolidate(run, NIGHT)
     memory = (home / "self/memories/about_bob.md").read_text()
