@@ -58,6 +58,10 @@ def _connect(db_path: str, readonly: bool = False):
     return con
 
 
+TURNS = """CREATE TABLE turns(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
+                               ts REAL NOT NULL, who INTEGER NOT NULL, dl INTEGER NOT NULL);"""
+
+
 def _create(con) -> None:
     con.executescript(f"""
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -65,8 +69,7 @@ def _create(con) -> None:
                            session TEXT NOT NULL, format TEXT NOT NULL, delegated INTEGER NOT NULL,
                            turns INTEGER NOT NULL, tokens INTEGER NOT NULL,
                            size INTEGER NOT NULL, lines INTEGER NOT NULL, tail TEXT NOT NULL);
-        CREATE TABLE turns(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
-                           ts REAL NOT NULL, who INTEGER NOT NULL, dl INTEGER NOT NULL);
+        {TURNS}
         CREATE INDEX turns_file ON turns(file);
         INSERT INTO meta VALUES('version', '{SCHEMA_VERSION}');
     """)
@@ -230,24 +233,28 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
             if leftover.startswith(f".{NAME}.") and ".build" in leftover:
                 os.unlink(os.path.join(directory, leftover))
         shards = max(1, min(jobs, len(cold) // 4))  # (a few files are not worth a process)
-        read = _build_shards(tmp, cold, shards, progress)
+        read = _build_shards(tmp, [(i, p, sig) for i, (p, sig) in enumerate(cold, 1)], shards, progress)
         con = _connect(tmp)
         try:
             seen: dict[str, str] = {}
-            for p, sig in cold:
+            for file_id, (p, sig) in enumerate(cold, 1):
                 got, warnings = read[p]
                 for message in warnings:
                     warn(message)
                 if got is not None and got["id"] in seen:
-                    # its rows stay behind in the shard as dead rows (FTS5 deletes a contentless
-                    # row only given its text again); `index status` counts them
+                    # its FTS5 rows stay behind in the shard as dead rows (FTS5 deletes a
+                    # contentless row only given its text again); `index status` counts them
                     warn(f"{p}: session {got['id']} was already read from {seen[got['id']]}; file skipped")
+                    con.execute("DELETE FROM turns WHERE file=?", (file_id,))
                     got = None
                 if got is None:  # kept as a file with no turns: up to date, not stale forever
-                    _insert_read(con, p, sig, SKIPPED)
-                    continue
-                seen[got["id"]] = p
-                _insert_read(con, p, sig, got)
+                    got = {**SKIPPED, "turns": 0, "tokens": 0}
+                else:
+                    seen[got["id"]] = p
+                con.execute("INSERT INTO files(id, path, sig, session, format, delegated, turns, tokens, size, lines, "
+                            "tail) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                            (file_id, p, _sig(sig), got["id"], got["format"], int(got["delegated"]), got["turns"],
+                             got["tokens"], got["size"], got["lines"], got["tail"]))
             con.execute("INSERT INTO meta VALUES('built', ?)", (str(started),))
             con.execute("INSERT INTO meta VALUES('shards', ?)", (str(shards),))
             con.commit()
@@ -300,6 +307,7 @@ def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
             for shadow in ("data", "idx", "docsize", "config"):  # FTS5's own tables, as they are
                 con.execute(f"DELETE FROM f{k}_{shadow}")
                 con.execute(f"INSERT INTO f{k}_{shadow} SELECT * FROM shard.f_{shadow}")
+            con.execute("INSERT INTO turns SELECT * FROM shard.turns")
             con.commit()
             con.execute("DETACH DATABASE shard")
             os.unlink(part)
@@ -311,7 +319,7 @@ def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
 def _shard_worker(part: str, items: list, k: int, shards: int, parent: int) -> dict:
     con = _connect(part)
     try:
-        con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
+        con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + TURNS)
         fts.create(con)
         con.commit()
 
@@ -337,48 +345,45 @@ def _take(items: list):
 
 
 def _fill_shard(con, items, k: int, shards: int, tick) -> dict:
-    """Index the files into `con`'s table f, rowids from k * SHARD_STRIDE + 1; {path: (what
-    was read, its "turns" as [rowid, line, ts, who, length] and "tokens" as FTS5 counted
-    them, but not its text; warnings)}."""
+    """Index the files ((file id, path, signature) each) into `con`'s table f, rowids from
+    k * SHARD_STRIDE + 1, and their turns into its table turns; {path: (what was read, with
+    how many "turns" and "tokens" (as FTS5 counted them), not its text; warnings)}."""
     # no merging while building, and a large in-memory term hash (fewer, larger segments: 64
     # MiB shared among the shards, which fill at the same time); one optimize at the end
     # leaves a single segment to query
     con.execute("INSERT INTO f(f, rank) VALUES('automerge', 0)")
     con.execute("INSERT INTO f(f, rank) VALUES('hashsize', ?)", (67108864 // shards,))
-    out = {}
+    out, ids = {}, {}
+    turns = []  # (rowid, file id, line, ts, who)
     rowid = k * SHARD_STRIDE + 1
-    for item in items:
+    for file_id, *item in items:
         p, sig, got, warnings = _read_file(item)
         if got is not None:
             rows = got.pop("rows")
             con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(rowid + i, r[3]) for i, r in enumerate(rows)])
-            got["turns"] = [[rowid + i, line, ts, who] for i, (line, ts, who, _) in enumerate(rows)]
+            turns += [(rowid + i, file_id, line, ts, who) for i, (line, ts, who, _) in enumerate(rows)]
+            got["turns"] = len(rows)
             rowid += len(rows)
-        out[p] = (got, warnings)
+        out[p], ids[p] = (got, warnings), file_id
         tick()
     con.execute("INSERT INTO f(f) VALUES('optimize')")
     con.execute("INSERT INTO f(f, rank) VALUES('automerge', 4)")  # updates merge as usual
     con.execute("INSERT INTO f(f, rank) VALUES('hashsize', 1048576)")
     con.commit()
-    # each file's length in tokens as FTS5 counted them (recall.scan counts them the same way)
+    # each turn's length in tokens as FTS5 counted them (recall.scan counts them the same way)
     sizes = dict(con.execute("SELECT id, sz FROM f_docsize"))
-    for got, _ in out.values():
+    tokens: dict[int, int] = {}
+    rows = []
+    for t in turns:
+        dl = fts.varints(sizes[t[0]])[0]
+        tokens[t[1]] = tokens.get(t[1], 0) + dl
+        rows.append((*t, dl))
+    con.executemany("INSERT INTO turns(id, file, line, ts, who, dl) VALUES(?,?,?,?,?,?)", rows)
+    con.commit()
+    for p, (got, _) in out.items():
         if got is not None:
-            for t in got["turns"]:
-                t.append(fts.varints(sizes[t[0]])[0])
-            got["tokens"] = sum(t[4] for t in got["turns"])
+            got["tokens"] = tokens.get(ids[p], 0)
     return out
-
-
-def _insert_read(con, path: str, sig, got: dict) -> None:
-    """A file's row and its turns' rows, for what _fill_shard indexed."""
-    turns = got.get("turns", [])
-    cur = con.execute("INSERT INTO files(path, sig, session, format, delegated, turns, tokens, size, lines, tail) "
-                      "VALUES(?,?,?,?,?,?,?,?,?,?)",
-                      (path, _sig(sig), got["id"], got["format"], int(got["delegated"]), len(turns),
-                       got.get("tokens", 0), got["size"], got["lines"], got["tail"]))
-    con.executemany("INSERT INTO turns(id, file, line, ts, who, dl) VALUES(?,?,?,?,?,?)",
-                    [(rowid, cur.lastrowid, line, ts, who, dl) for rowid, line, ts, who, dl in turns])
 
 
 def update(home, cfg, warn=lambda m: None) -> dict:

@@ -185,6 +185,24 @@ def test_a_changed_or_removed_file_is_retired(run, indexed, home):
     assert with_index == recall_batch(run, qs + "entirely new\n")
 
 
+def test_a_second_file_of_a_session_is_skipped_by_a_sharded_rebuild_as_by_a_scan(run, home):
+    run("init", "--lang", "en")
+    generate(home, 13)
+    for name in ("a-copy", "z-copy"):  # the same session id as s13-0, before and after it in path order
+        write_session(home, "s13-0", [("user", f"the {name} quokka", "2026-11-02T00:00:00Z")],
+                      directory=str(home / "sessions" / name))
+    backdate(home)
+    r = run("index", "rebuild", "--jobs", "3")
+    assert r.exit_code == 0 and r.stderr.count("was already read from") == 2
+    run("index", "on")
+    qs = queries(13) + "quokka\ncopy\n"
+    with_index = recall_batch(run, qs)
+    assert json.loads(run("index", "status", "--json").stdout)["dead_rows"] > 0
+    assert run("index", "verify").exit_code == 0
+    run("index", "off")
+    assert with_index == recall_batch(run, qs) and "a-copy quokka" in with_index and "z-copy" not in with_index
+
+
 def test_a_query_the_index_cannot_answer_is_scanned(run, indexed, home):
     backdate(home, write_session(home, "cafe", [("user", "Un CAFÉ au lait", "2026-11-01T00:00:00Z")]))
     run("index", "update")
