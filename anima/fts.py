@@ -96,26 +96,15 @@ def totals(con, table: str = "f") -> tuple[int, int]:
     return n_row, n_tok
 
 
-def phrase_rows(con, match: str, columns: str = "", join: str = "", table: str = "f",
-                among=None) -> dict[int, tuple]:
-    """{rowid: (count, size in tokens, *more)} of every row holding the phrase, or of those
-    `among` the given rowids; `columns` (", t.a, t.b") and `join` ("LEFT JOIN t ON ...") add
-    more to each row."""
+def phrase_rows(con, match: str, columns: str = "", join: str = "", table: str = "f") -> dict[int, tuple]:
+    """{rowid: (count, size in tokens, *more)} of every row holding the phrase; `columns`
+    (", t.a, t.b") and `join` ("LEFT JOIN t ON ...") add more to each row."""
     sql = (f"SELECT {table}.rowid, bm25({table}), d.sz{columns} FROM {table} "
            f"JOIN {table}_docsize d ON d.id = {table}.rowid {join} WHERE {table} MATCH ?")
-    if among is None:
-        rows = con.execute(sql, (match,)).fetchall()
-        n_hit = len(rows)
-    else:
-        among = sorted(among)
-        rows = []
-        for i in range(0, len(among), 900):
-            part = among[i:i + 900]
-            rows += con.execute(f"{sql} AND {table}.rowid IN ({','.join('?' * len(part))})", (match, *part))
-        n_hit = hits(con, match, table)
+    rows = con.execute(sql, (match,)).fetchall()
     if not rows:
         return {}
-    count = counter(con, n_hit, table)
+    count = counter(con, len(rows), table)
     out = {}
     for rowid, score, sz, *more in rows:
         size = varints(sz)[0]

@@ -445,14 +445,6 @@ def _retire(con, file_path: str) -> None:
 
 # --- reading --------------------------------------------------------------------------------
 
-def _select_in(con, sql: str, ids):
-    """Rows of `sql`, whose "IN ({})" takes `ids`, asked in chunks SQLite accepts."""
-    ids = list(ids)
-    for chunk in range(0, len(ids), 900):
-        part = ids[chunk:chunk + 900]
-        yield from con.execute(sql.format(",".join("?" * len(part))), part)
-
-
 class Unusable(DataError):
     """The index cannot be read (damaged, or made by another version): scan instead."""
 
