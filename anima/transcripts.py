@@ -208,6 +208,7 @@ def _chunks(path: str, size: int = CHUNK):
     when the file ends means a truncated file, which zstandard's stream_reader would end
     silently (and a one-shot decompress() reads only the first frame).
     """
+    global _shared, _shared_busy
     with open(path, "rb") as f:
         if not path.endswith(ZSTD_SUFFIXES):
             while chunk := f.read(size):
@@ -215,24 +216,44 @@ def _chunks(path: str, size: int = CHUNK):
             return
         import zstandard
 
-        dctx = zstandard.ZstdDecompressor()
-        frame = None
-        while raw := f.read(size):
-            while raw:
-                if frame is None:
-                    frame = dctx.decompressobj()
-                try:
-                    data = frame.decompress(raw)
-                except zstandard.ZstdError as e:
-                    raise _Damaged(f"corrupt zstd data ({e})") from None
-                if data:
-                    yield data
-                if frame.eof:
-                    raw, frame = frame.unused_data, None
-                else:
-                    raw = b""
-        if frame is not None:
-            raise _Damaged("truncated zstd data (the last frame is incomplete)")
+        # one decompressor for the process (making one costs more than decompressing a
+        # session: recall reads 10 back), unless another stream is still open on it
+        if _shared_busy:
+            dctx = zstandard.ZstdDecompressor()
+        else:
+            if _shared is None:
+                _shared = zstandard.ZstdDecompressor()
+            dctx, _shared_busy = _shared, True
+        try:
+            yield from _frames(f, dctx, size, zstandard)
+        finally:
+            if dctx is _shared:
+                _shared_busy = False
+
+
+_shared = None  # the process's zstd decompressor, for _chunks
+_shared_busy = False
+
+
+def _frames(f, dctx, size: int, zstandard):
+    """The decompressed pieces of the zstd frames in file `f`, one after the other."""
+    frame = None
+    while raw := f.read(size):
+        while raw:
+            if frame is None:
+                frame = dctx.decompressobj()
+            try:
+                data = frame.decompress(raw)
+            except zstandard.ZstdError as e:
+                raise _Damaged(f"corrupt zstd data ({e})") from None
+            if data:
+                yield data
+            if frame.eof:
+                raw, frame = frame.unused_data, None
+            else:
+                raw = b""
+    if frame is not None:
+        raise _Damaged("truncated zstd data (the last frame is incomplete)")
 
 
 def _lines(chunks):
@@ -664,10 +685,10 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
 
 def _head(path: str, lines: int) -> bytes:
     """The decompressed bytes of `path` up to the end of its line `lines` at least (all of them
-    if it is shorter): read and decompressed in small pieces, so a turn near the start of a
+    if it is shorter): read and decompressed 64 KiB at a time, so a turn near the start of a
     long file costs little."""
     pieces, newlines = [], 0
-    for piece in _chunks(path, 1 << 14):
+    for piece in _chunks(path, 1 << 16):
         pieces.append(piece)
         newlines += piece.count(b"\n")
         if newlines >= lines:
