@@ -1,6 +1,9 @@
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -72,3 +75,11 @@ def snapshot(root) -> dict:
                 with open(path, "rb") as f:
                     files[os.path.relpath(path, root)] = f.read()
     return files
+
+
+def kill_after(argv: list, env: dict, seconds: float) -> bool:
+    """Run `argv`, SIGKILL it `seconds` later; whether it was still running when killed."""
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(seconds)
+    p.send_signal(signal.SIGKILL)
+    return p.wait() == -signal.SIGKILL

@@ -7,6 +7,8 @@ import pytest
 from anima import dispatch, queues
 from anima.home import Home
 
+from conftest import kill_after
+
 
 def act(home, command, params, trace="trace_t1"):
     return queues.Queue(Home(str(home)), "action").deliver(dispatch.action(command, params, trace))
@@ -143,18 +145,12 @@ def test_a_bad_argv_table_is_refused(run, inited):
 
 def test_kill_9_dispatch_applies_nothing_twice_and_loses_nothing(anima_bin, inited):
     import random
-    import signal
-    import subprocess
-    import time
 
     env = {**os.environ, "ANIMA_HOME": str(inited)}
     names = [act(inited, "diary.write", {"text": f"entry number {i}"}) for i in range(60)]
     rng = random.Random(4)
     for _ in range(10):
-        p = subprocess.Popen([anima_bin, "dispatch"], env=env)
-        time.sleep(rng.uniform(0.03, 0.12))
-        p.send_signal(signal.SIGKILL)
-        p.wait()
+        kill_after([anima_bin, "dispatch"], env, rng.uniform(0.03, 0.12))
     h = Home(str(inited))
     queues.Queue(h, "action").recover(0)  # as a later run does once the claims are old
     from anima import config

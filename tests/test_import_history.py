@@ -4,15 +4,13 @@ archive, once, the original untouched, and nothing of it ever an action."""
 import json
 import os
 import random
-import signal
 import subprocess
-import time
 
 import pytest
 
 from anima.internalize import quote
 
-from conftest import snapshot
+from conftest import kill_after, snapshot
 
 pytestmark = pytest.mark.usefixtures("utc")
 
@@ -227,10 +225,7 @@ def test_kill_9_during_an_import_then_again_imports_each_message_once(anima_bin,
     path = write(tmp_path, history)
     kills = 0
     for _ in range(6):
-        p = subprocess.Popen([anima_bin, "import-history", path], env=env, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.05, 0.3))
-        p.send_signal(signal.SIGKILL)
-        kills += p.wait() == -signal.SIGKILL
+        kills += kill_after([anima_bin, "import-history", path], env, rng.uniform(0.05, 0.3))
     assert kills >= 1, "the import finished before every kill: the test would prove nothing"
     subprocess.run([anima_bin, "import-history", path], env=env, check=True, capture_output=True)
     text = "".join(archive(home).values())

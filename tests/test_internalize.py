@@ -2,11 +2,12 @@
 
 import json
 import re
-import time
 
 import pytest
 
 from anima import internalize
+
+from conftest import kill_after
 
 T0 = "2026-11-30T08:00:00Z"
 QUOTES = {"en": ("“", "”"), "zh": ("「", "」")}
@@ -313,7 +314,6 @@ def test_kill_9_during_internalize_narrates_each_event_once(anima_bin, home):
     exactly once (or in the archive, had it rolled), none lost."""
     import os
     import random
-    import signal
     import subprocess
 
     env = {**os.environ, "ANIMA_HOME": str(home), "TZ": "UTC"}
@@ -323,10 +323,7 @@ def test_kill_9_during_internalize_narrates_each_event_once(anima_bin, home):
     subprocess.run([anima_bin, "preprocess"], env=env, check=True)
     rng = random.Random(11)
     for _ in range(8):
-        p = subprocess.Popen([anima_bin, "internalize"], env=env, stdout=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.03, 0.12))
-        p.send_signal(signal.SIGKILL)
-        p.wait()
+        kill_after([anima_bin, "internalize"], env, rng.uniform(0.03, 0.12))
     from anima import queues
     from anima.home import Home
 

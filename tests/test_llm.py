@@ -14,6 +14,8 @@ import pytest
 
 from anima import echo
 
+from conftest import kill_after
+
 pytestmark = pytest.mark.usefixtures("utc")
 
 T0 = "2026-11-30T08:00:00Z"
@@ -529,7 +531,6 @@ def test_kill_9_during_internalize_with_a_model_narrates_each_event_once(anima_b
     now.md exactly once, none lost."""
     import os
     import random
-    import signal
     import subprocess
 
     script = tmp_path / "model.py"
@@ -542,10 +543,7 @@ def test_kill_9_during_internalize_with_a_model_narrates_each_event_once(anima_b
     subprocess.run([anima_bin, "preprocess"], env=env, check=True)
     rng = random.Random(7)
     for _ in range(8):
-        p = subprocess.Popen([anima_bin, "internalize"], env=env, stdout=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.1, 0.4))
-        p.send_signal(signal.SIGKILL)
-        p.wait()
+        kill_after([anima_bin, "internalize"], env, rng.uniform(0.1, 0.4))
     from anima import queues
     from anima.home import Home
 

@@ -1,13 +1,12 @@
 import json
 import os
 import random
-import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import snapshot
+from conftest import kill_after, snapshot
 
 
 def queue(home, *parts):
@@ -124,10 +123,7 @@ def test_kill_9_preprocess_loses_and_duplicates_nothing(anima_bin, home):
     subprocess.run([anima_bin, "say", "--json"], input=events, text=True, env=env, check=True, capture_output=True)
     rng = random.Random(9)
     for _ in range(10):
-        p = subprocess.Popen([anima_bin, "preprocess"], env=env)
-        time.sleep(rng.uniform(0.03, 0.15))
-        p.send_signal(signal.SIGKILL)
-        p.wait()
+        kill_after([anima_bin, "preprocess"], env, rng.uniform(0.03, 0.15))
     from anima import pipeline, queues
     from anima.home import Home
 
