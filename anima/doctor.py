@@ -136,7 +136,7 @@ def last_consolidate(home) -> float | None:
             continue
         try:
             record = json.loads(line)
-            if record.get("by") == "consolidate":
+            if record.get("by") == "roll" and record.get("why") == "consolidate":  # its archive roll
                 last = clock.parse(record["at"], "at")
         except Exception:
             continue

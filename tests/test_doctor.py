@@ -137,6 +137,7 @@ def test_json(run, home):
 
 def test_consolidate_is_expected_once_something_was_lived(run, home):
     healthy(run)
+    assert run("config", "set", "consolidate.carry_entries", "0").exit_code == 0  # no carried thought to see
     assert run("think", "I wonder what the sea is like today.").exit_code == 0
     got = lines(run("doctor"))
     assert got["consolidate"][0] == "WARN" and "anima consolidate" in got["consolidate"][3]
