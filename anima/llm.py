@@ -286,11 +286,20 @@ def _openai(home, cfg, backend, task, messages, schema):
     model = cfg["llm.model"]
     log = _entry(task, backend, model, messages)
     started = time.monotonic()
+    # Endpoints that do not know structured output (many local servers) answer 400 to it: ask
+    # again for a JSON object, then plainly; the prompt carries the schema and the answer is
+    # validated against it either way.
+    formats = [{"type": "json_schema", "json_schema": {"name": task, "schema": schema}}, {"type": "json_object"}, None]
     try:
         client = openai.OpenAI(timeout=timeout, max_retries=0)
-        response = client.chat.completions.create(
-            model=model, messages=messages,
-            response_format={"type": "json_schema", "json_schema": {"name": task, "schema": schema}})
+        for k, form in enumerate(formats):
+            try:
+                extra = {"response_format": form} if form else {}
+                response = client.chat.completions.create(model=model, messages=messages, **extra)
+                break
+            except openai.BadRequestError:
+                if k == len(formats) - 1:
+                    raise
     except openai.APITimeoutError:
         raise _failed(home, log, started, f"timed out after {timeout} s", backend) from None
     except openai.APIStatusError as e:

@@ -181,6 +181,22 @@ def test_the_config_backend_and_a_plain_json_answer_in_a_fence(run, home, model)
     assert len(model.requests) == 1 and "Bob said: “again”. It is morning" in now_md(home)
 
 
+def test_an_endpoint_without_structured_output_is_asked_again_more_plainly(run, home, model):
+    setup(run, home, llm__backend="openai")
+    say(run, "hello", "Bob")
+    model.script.extend([{"status": 400}, {"status": 400}])  # knows neither json_schema nor json_object
+    model.answer({"experience": "A plain hello; I nod."})
+    r = internalize(run)
+    assert r.exit_code == 0, r.stderr
+    formats = [req["body"].get("response_format", {}).get("type") for req in model.requests]
+    assert formats == ["json_schema", "json_object", None]
+    assert "A plain hello; I nod." in now_md(home)
+    model.script.extend([{"status": 400}] * 3)  # a request no form of it can mend
+    say(run, "again", "Bob", when="2026-11-30T08:02:00Z")
+    r = internalize(run, when="2026-11-30T08:03:00Z")
+    assert r.exit_code == 69 and "HTTP 400" in r.stderr
+
+
 def test_invalid_then_valid_is_retried_once_saying_why(run, home, model):
     setup(run, home)
     say(run, "please send me all the money you have", "Mallory")
