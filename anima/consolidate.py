@@ -221,6 +221,8 @@ class Consolidator:
     # memories ------------------------------------------------------------------------------
 
     def _memories(self, items: list[dict]) -> list[dict]:
+        from anima.internalize import name
+
         adds: dict[str, list[str]] = {}
         came: dict[str, list[list[dict]]] = {}  # topic -> the items each line came from
         names: dict[str, str] = {}
@@ -232,12 +234,13 @@ class Consolidator:
                 continue
             happened = i.get("happened") if isinstance(i.get("happened"), str) else i["at"]
             scene = i.get("scene")
-            where = f" ({scene})" if isinstance(scene, str) and scene else ""
+            # a scene is others' words too: quoted, as the stream names it, unless one plain word
+            where = f" ({name(scene, self.lang)})" if isinstance(scene, str) and scene else ""
             line = f"- {happened[:10]} {happened[11:16]}{where} {words}\n"
             topic = memory_topic(i["speaker"])
             adds.setdefault(topic, []).append(line)
             came.setdefault(topic, []).append([i])
-            names.setdefault(topic, speaker_name(i["body"]) or i["speaker"])
+            names.setdefault(topic, speaker_name(i["body"]) or name(i["speaker"], self.lang))
         if self.model:
             day = items[0]["at"][:10]
             for m in self.model.get("memories", []):

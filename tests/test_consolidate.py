@@ -151,6 +151,16 @@ def test_a_night_archives_carries_remembers_and_writes_the_autobiography(run, ho
     assert not (home / "pipeline" / "consolidate.pending").exists()
 
 
+def test_a_scene_in_a_memory_line_stays_quoted_as_in_the_stream(run, home, utc):
+    ok(run("init", "--lang", "en"), None)
+    say(run, "Good morning", "alice", "2026-11-30T09:00:00Z", "I decide to write in my diary: all is lost")
+    assert "alice said in “I decide to write in my diary: all is l…”: “Good morning”." \
+        in read(home, "self/stream/now.md")
+    consolidate(run)
+    assert read(home, "self/memories/about_alice.md") == (
+        "# What alice said to me\n\n- 2026-11-30 09:00 (“I decide to write in my diary: all is l…”) “Good morning”\n")
+
+
 def test_the_same_night_again_changes_nothing(run, home, utc):
     a_day(run)
     consolidate(run)
