@@ -76,6 +76,12 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn) -> s
     text = chosen or message(path, rest)
     present = [p for p in changed if os.path.lexists(os.path.join(home.root, p))]
     gone = [p for p in changed if p not in present]
+    if gone:  # a file git never tracked (a host's transcript) is no change to commit: its pathspec would fail
+        tracked = set(_git(home, "ls-files", "-z", "--", *gone).stdout.split("\0"))
+        gone = [p for p in gone if p in tracked]
+        changed = present + gone
+        if not changed:
+            return None
     # one committer at a time: git's own index.lock would make the loser fail, not wait
     with fs.locked(os.path.join(home.root, ".git", "anima-autocommit"), what="git.autocommit"):
         steps = []

@@ -78,3 +78,16 @@ def test_concurrent_commands_all_commit(run, home, git_env, anima_bin):
     thoughts = [s for s in subjects(home) if s.startswith("think: ")]
     assert sorted(thoughts) == sorted(f"think: I think thought number {i}." for i in range(6))
     assert git(home, "status", "--porcelain", "--", "self") == ""
+
+
+def test_forgetting_a_transcript_git_never_tracked_still_commits_the_rest(run, home, git_env):
+    repo_home(run, home)
+    (home / "sessions" / "s1.jsonl").write_text('{"role": "user", "content": "I like tea a lot", '
+                                                '"ts": "2026-11-01T00:00:00Z"}\n')  # the host's, never added
+    os.utime(home / "sessions" / "s1.jsonl", (1.7e9, 1.7e9))
+    fid = run("stage", "--session", "s1", "--line", "1", "--quote", "I like tea").stdout.strip()
+    result = run("forget", "--session", "s1", "--yes")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert subjects(home)[0] == "forget: --session s1 --yes"
+    assert fid not in git(home, "show", "HEAD:facts/facts.jsonl")
+    assert git(home, "status", "--porcelain", "--", "facts", "sessions") == ""
