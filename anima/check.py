@@ -144,6 +144,9 @@ def stale(home, cfg):
 
 def modes(home, cfg):
     root = home.root
+    if not os.path.isdir(root):
+        yield Finding("mode", ".", f"{root} does not exist (anima init)")
+        return
     for top, dirs, names in os.walk(root):
         rel_top = os.path.relpath(top, root)
         if rel_top == ".":

@@ -115,3 +115,10 @@ def test_a_hand_written_profile_over_its_budget(run, home):
     assert run("profile", "set", input=lines).exit_code == 0
     r, found = findings(run, "--only", "budget")
     assert r.exit_code == 1 and [f["where"] for f in found] == ["facts/profile.md"]
+
+
+def test_a_home_that_does_not_exist_is_a_finding_not_a_crash(run, home):
+    r = run("check")
+    assert (r.exit_code, r.stdout, r.stderr) == (1, f"mode\t.\t{home} does not exist (anima init)\n",
+                                                  "anima: check: 1 finding\n")
+    assert not home.exists()
