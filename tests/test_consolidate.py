@@ -292,6 +292,15 @@ def test_nothing_lived_nothing_changed(run, home):
     assert tree(home) == before
 
 
+def test_a_bad_llm_flag_is_usage_and_changes_nothing(run, home, utc):
+    a_day(run)
+    before = tree(home)
+    r = run("consolidate", "--llm", "bogus", env={"ANIMA_NOW": NIGHT})
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == "anima: --llm: 'bogus' must be rules, openai or cmd:ARGV\n"
+    assert tree(home) == before
+
+
 def test_a_second_consolidate_at_once_is_exit_75(run, home, utc):
     a_day(run)
     before = tree(home)
