@@ -23,24 +23,19 @@ already there, files are replaced atomically); a run that finds a pending change
 finishes it first. Every file is thus always old or new, and a re-run completes.
 """
 
-import hashlib
 import json
 import os
 import re
 
 from anima import autobiography, blocks, clock, fs, proposals, provenance
 from anima.errors import DataError
-from anima.stream import HEADING, TOPIC, Stream, clean, heading, memory_topic, split_days
+from anima.stream import HEADING, TOPIC, Stream, clean, heading, memory_topic, sha, split_days
 
 BY = "consolidate"
 ENTRY_MAX = 4000
 SUMMARY_MAX = 240
 DIARY_MAX = 300
 THOUGHT_MAX = 200
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _fold(text: str, limit: int) -> str:
@@ -143,7 +138,7 @@ class Consolidator:
         roll = {"gen": gen, "by": "roll", "why": BY, "at": clock.iso(self.now), "moved": text.count("\n"),
                 "archive": [day for day, _ in days]}
         first, last = 1, new_now.count("\n")
-        carry = {"gen": gen, "lines": [first, last], "by": BY, "at": clock.iso(self.now), "sha256": _sha(new_now),
+        carry = {"gen": gen, "lines": [first, last], "by": BY, "at": clock.iso(self.now), "sha256": sha(new_now),
                  "carried": [[i["gen"], *i["lines"]] for i in carried]}
         book = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in (roll, carry))
         units.append(self._append(self.stream.book, book))
@@ -152,7 +147,7 @@ class Consolidator:
         except FileNotFoundError:
             book_size = 0
         cursor_new = {"offset": book_size + len(book.encode("utf-8")), "gen": gen, "at": clock.iso(self.now),
-                      "now_sha256": _sha(new_now)}
+                      "now_sha256": sha(new_now)}
         units.append(self._replace(self.cursor_path, json.dumps(cursor_new) + "\n"))
         units.append(self._replace(self.stream.now_path, new_now, old=text))
         return units
@@ -188,7 +183,7 @@ class Consolidator:
                 found: dict[str, list[int]] = {}
                 for k, s in enumerate(starts):
                     end = starts[k + 1] if k + 1 < len(starts) else len(lines)
-                    found.setdefault(_sha("".join(lines[s:end])), []).append(s)
+                    found.setdefault(sha("".join(lines[s:end])), []).append(s)
                 index[day] = found
             lines = texts[day]
             size = r["lines"][1] - r["lines"][0] + 1
@@ -198,7 +193,7 @@ class Consolidator:
                 at = candidates.pop(0)
             else:  # not a whole natural entry (a hand edit glued text to it): look at every heading
                 for s, x in enumerate(lines):
-                    if x.startswith("## ") and _sha("".join(lines[s:s + size])) == r.get("sha256"):
+                    if x.startswith("## ") and sha("".join(lines[s:s + size])) == r.get("sha256"):
                         at = s
                         break
             if at is None:
@@ -462,7 +457,7 @@ class Consolidator:
         if not proposal:
             return []
         add = " ".join(proposal["add"].split())
-        pid = proposals.new_id(proposals.KEY, _sha(add))
+        pid = proposals.new_id(proposals.KEY, sha(add))
         body = base.body + "\n" + add
         if add in folded or os.path.exists(proposals.path(self.home, pid)):
             return []

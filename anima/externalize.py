@@ -43,14 +43,13 @@ decision acted on; pipeline/externalize.cursor {"gen", "line"} the last line rea
 between queueing and moving the cursor re-reads the line and finds its action there.
 """
 
-import hashlib
 import json
 import os
 import re
 
 from anima import clock, fs, queues
 from anima.internalize import NAME_MAX, fold
-from anima.stream import Stream
+from anima.stream import Stream, sha
 
 BY = "anima externalize"
 READ_RECORDS = 40  # a reflection reads at most the last 40 entries since the last one
@@ -159,10 +158,6 @@ def speaker_key(name: str) -> str:
     return fold(name, NAME_MAX).casefold()
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 HERS = ("think", "externalize")  # the records whose lines are her own words
 
 
@@ -216,14 +211,14 @@ class View:
             if self._now is None:
                 self._now = self.stream.text().splitlines(keepends=True)
             lines = self._now[first - 1:last]
-            return [x.rstrip("\n") for x in lines] if _sha("".join(lines)) == record.get("sha256") else None
+            return [x.rstrip("\n") for x in lines] if sha("".join(lines)) == record.get("sha256") else None
         day = str(record.get("at", ""))[:10]
         if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
             return None
         archived = (fs.read_text(self.stream.archive_path(day)) or "").splitlines(keepends=True)
         size = last - first + 1
         for i in range(len(archived) - size + 1):
-            if archived[i].startswith("## ") and _sha("".join(archived[i:i + size])) == record.get("sha256"):
+            if archived[i].startswith("## ") and sha("".join(archived[i:i + size])) == record.get("sha256"):
                 return [x.rstrip("\n") for x in archived[i:i + size]]
         return None
 

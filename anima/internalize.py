@@ -31,7 +31,6 @@ lines still there with that sha256 (in now.md, or in the archive after a roll) m
 entry is in: the record is written and nothing is appended; otherwise it is narrated.
 """
 
-import hashlib
 import json
 import os
 import re
@@ -39,7 +38,7 @@ import time
 
 from anima import clock, fs, queues
 from anima.errors import AnimaError, DataError
-from anima.stream import TOPIC, Stream, clean, heading, parse_heading
+from anima.stream import TOPIC, Stream, clean, heading, parse_heading, sha
 
 BY = "internalize"
 NAME_MAX = 40
@@ -140,16 +139,12 @@ class Book:
             return False
         if entry.get("gen") == self.gen:
             lines = self.stream.text().splitlines(keepends=True)
-            return _sha("".join(lines[first - 1:last])) == want
+            return sha("".join(lines[first - 1:last])) == want
         day = str(entry.get("at", ""))[:10]
         lines = (fs.read_text(self.stream.archive_path(day)) or "").splitlines(keepends=True) if day else []
         size = last - first + 1
-        return any(parse_heading(line.rstrip("\n")) is not None and _sha("".join(lines[i:i + size])) == want
+        return any(parse_heading(line.rstrip("\n")) is not None and sha("".join(lines[i:i + size])) == want
                    for i, line in enumerate(lines))
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def state_line(home) -> str | None:

@@ -21,12 +21,12 @@ body the block's through blocks.write (a locked block is refused, exit 77), and 
 block is still the one the proposal was made against; `anima self reject ID` closes it.
 """
 
-import hashlib
 import os
 import re
 
 from anima import autobiography, blocks, clock, fs
 from anima.errors import NotFound, Refused
+from anima.stream import sha
 
 KEY = "personality_baseline"
 ID = re.compile(r"p[0-9a-f]{8}")
@@ -46,10 +46,6 @@ def new_id(key: str, basis: str) -> str:
     import zlib
 
     return f"p{zlib.crc32((key + chr(0) + basis).encode('utf-8')):08x}"
-
-
-def sha(body: str) -> str:
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
 def all_(home) -> list[tuple[dict, str]]:

@@ -26,13 +26,13 @@ A problem is one of:
 Nothing here writes.
 """
 
-import hashlib
 import json
 import os
 import re
 
 from anima import facts as facts_mod
 from anima import fs
+from anima.stream import sha
 
 DERIVED = ("pipeline", "derived.jsonl")
 # A forgotten stream line, as anima forget writes it (en and zh); it holds no content.
@@ -52,10 +52,6 @@ class Problem:
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "where": self.where, "what": self.what, "source": self.source}
-
-
-def sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def tombstone_line(day: str, lang: str) -> str:

@@ -57,6 +57,13 @@ DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TAIL_BYTES = 8192
 
 
+def sha(text: str) -> str:
+    """The sha256 (hex, of the UTF-8) that the bookkeeping keeps of a text: an entry, a line, a body."""
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 class Stream:
     """The self-stream of one home."""
 
@@ -79,7 +86,6 @@ class Stream:
         `before(record)`: called under the lock once the record is known, before now.md is
         written (a write-ahead note of what is about to be appended)."""
         import contextlib
-        import hashlib
 
         body = clean(text, max_chars)
         at = clock.now() if at is None else at
@@ -91,7 +97,7 @@ class Stream:
             first = _count_lines(current) + 1
             last = first + block.count("\n") - 1
             record = {**(extra or {}), "gen": self.generation(), "lines": [first, last], "by": by,
-                      "at": clock.iso(at), "sha256": hashlib.sha256(block.encode("utf-8")).hexdigest()}
+                      "at": clock.iso(at), "sha256": sha(block)}
             record = {k: record[k] for k in ("gen", "lines", "by", "at", "sha256")} | record
             if before is not None:
                 before(record)
