@@ -324,18 +324,6 @@ def finish(home, ops: list[dict], warn) -> None:
     fs.remove(pending_path(home))
 
 
-def _json_lines(text: str) -> list[dict]:
-    out = []
-    for line in text.splitlines():
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(r, dict):
-            out.append(r)
-    return out
-
-
 class _StreamForget:
     """What forgetting one line of the stream changes, computed without writing anything."""
 
@@ -347,7 +335,7 @@ class _StreamForget:
         self.today = clock.iso(clock.now())[:10]
         self.stream = Stream(home)
         self.texts: dict[str, list[str]] = {}
-        self.book = _json_lines(fs.read_text(self.stream.book) or "")
+        self.book = fs.new_json_lines(self.stream.book, 0)[0] or []
 
     def lines(self, rel: str) -> list[str]:
         if rel not in self.texts:

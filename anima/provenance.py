@@ -68,15 +68,8 @@ def derived_path(home) -> str:
 
 def load_derived(home) -> list[dict]:
     """The records of pipeline/derived.jsonl (a torn last line, from a crash, is skipped)."""
-    records = []
-    for line in (fs.read_text(derived_path(home)) or "").splitlines():
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(r, dict) and isinstance(r.get("path"), str):
-            records.append(r)
-    return records
+    records, _ = fs.new_json_lines(derived_path(home), 0)
+    return [r for r in records or () if isinstance(r.get("path"), str)]
 
 
 def render_derived(records: list[dict]) -> str:

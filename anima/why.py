@@ -10,7 +10,6 @@ to its current file or the .history version with the same sha256, a note to note
 archive, a fact to facts/facts.jsonl and from there to its turn.
 """
 
-import json
 import os
 import re
 
@@ -21,14 +20,8 @@ LOG = ("log", "injections.jsonl")
 
 def records(home):
     """Every injection record, oldest first (unparseable lines skipped)."""
-    text = fs.read_text(home.path(*LOG)) or ""
-    for line in text.split("\n"):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("at"), str):
-            yield record
+    records, _ = fs.new_json_lines(home.path(*LOG), 0)
+    yield from (r for r in records or () if isinstance(r.get("at"), str))
 
 
 def find(home, at: float | None) -> dict | None:
