@@ -37,31 +37,27 @@ class Finding:
         return {"check": self.check, "where": self.where, "what": self.what}
 
 
-def _rel(home, path: str) -> str:
-    return os.path.relpath(path, home.root)
-
-
 def budgets(home, cfg):
     from anima import blocks, notes
 
     cap = cfg["self.block_max_chars"]
     for block in blocks.read_all(home.blocks):
         if block.chars > cap:
-            yield Finding("budget", _rel(home, blocks.block_path(home.blocks, block.key)),
+            yield Finding("budget", home.rel(blocks.block_path(home.blocks, block.key)),
                           f"block body has {block.chars} characters, over self.block_max_chars ({cap})")
     store = notes.Store(home)
     live = store.notes()
     note_cap = cfg["notes.note_max_chars"]
     for n in live:
         if len(n.text) > note_cap:
-            yield Finding("budget", f"{_rel(home, store.file)}:{n.line}",
+            yield Finding("budget", f"{home.rel(store.file)}:{n.line}",
                           f"note {n.id} has {len(n.text)} characters, over notes.note_max_chars ({note_cap})")
     if len(live) > cfg["notes.max_entries"]:
-        yield Finding("budget", _rel(home, store.file),
+        yield Finding("budget", home.rel(store.file),
                       f"{len(live)} live notes, over notes.max_entries ({cfg['notes.max_entries']})")
     total = sum(len(n.text) for n in live)
     if total > cfg["notes.max_chars"]:
-        yield Finding("budget", _rel(home, store.file),
+        yield Finding("budget", home.rel(store.file),
                       f"live notes hold {total} characters, over notes.max_chars ({cfg['notes.max_chars']})")
     # sections are cut to their budgets by construction (whole items, best first); what can be
     # over is a source a person wrote whose tail then never reaches the prompt
@@ -83,10 +79,10 @@ def private_data(home, cfg):
     store = notes.Store(home)
     for n in store.notes():
         for f in privacy.scan(n.text, words):
-            yield Finding("private", f"{_rel(home, store.file)}:{n.line}", f"note {n.id} holds {privacy.describe(f)}")
+            yield Finding("private", f"{home.rel(store.file)}:{n.line}", f"note {n.id} holds {privacy.describe(f)}")
     for block in blocks.read_all(home.blocks):
         for f in privacy.scan(block.body, words):
-            yield Finding("private", _rel(home, blocks.block_path(home.blocks, block.key)),
+            yield Finding("private", home.rel(blocks.block_path(home.blocks, block.key)),
                           f"block {block.key} holds {privacy.describe(f)}")
 
 
@@ -115,7 +111,7 @@ def secrets(home, cfg):
                 continue  # a key or password needs an assignment or a long token
             for f in privacy.scan(line, ()):
                 if f.kind in ("api_key", "password"):
-                    yield Finding("secret", f"{_rel(home, path)}:{number}", f"holds {privacy.describe(f)}")
+                    yield Finding("secret", f"{home.rel(path)}:{number}", f"holds {privacy.describe(f)}")
 
 
 def contradictions(home, cfg):
@@ -156,11 +152,11 @@ def modes(home, cfg):
             st = os.lstat(path)
             mode = stat.S_IMODE(st.st_mode)
             if stat.S_ISLNK(st.st_mode):
-                yield Finding("mode", _rel(home, path), "a symbolic link: anima reads and writes only plain files")
+                yield Finding("mode", home.rel(path), "a symbolic link: anima reads and writes only plain files")
             elif stat.S_ISDIR(st.st_mode) and mode != fs.DIR_MODE:
-                yield Finding("mode", _rel(home, path), f"directory mode {mode:04o}, not 0700 (chmod 700)")
+                yield Finding("mode", home.rel(path), f"directory mode {mode:04o}, not 0700 (chmod 700)")
             elif stat.S_ISREG(st.st_mode) and mode != fs.FILE_MODE:
-                yield Finding("mode", _rel(home, path), f"file mode {mode:04o}, not 0600 (chmod 600)")
+                yield Finding("mode", home.rel(path), f"file mode {mode:04o}, not 0600 (chmod 600)")
     mode = stat.S_IMODE(os.stat(root).st_mode)
     if mode != fs.DIR_MODE:
         yield Finding("mode", ".", f"the home's mode is {mode:04o}, not 0700 (chmod 700)")

@@ -57,15 +57,6 @@ class Plan:
         self.steps.append(Step(what, where, apply))
 
 
-def _rel(home, path: str) -> str:
-    rel = os.path.relpath(path, home.root)
-    return path if rel.startswith("..") else rel
-
-
-def _inside(home, path: str) -> bool:
-    return not os.path.relpath(os.path.realpath(path), os.path.realpath(home.root)).startswith("..")
-
-
 def _facts_step(home, plan: Plan, keep) -> None:
     """Plan the removal of every fact for which keep(fact) is False."""
     from anima import facts
@@ -89,7 +80,7 @@ def _derived_steps(home, plan: Plan, index_too: bool = True) -> None:
     from anima import index
 
     if index_too and os.path.exists(index.path(home)):
-        plan.add("index entries", f"{_rel(home, index.path(home))} (rebuilt)", None)
+        plan.add("index entries", f"{home.rel(index.path(home))} (rebuilt)", None)
         plan.steps[-1].apply = lambda: _rebuild_index(home)
 
 
@@ -107,8 +98,8 @@ def session(home, cfg, sid: str, warn) -> Plan:
     for s in transcripts.sessions(home, cfg, warn):
         if s.id != sid:
             continue
-        if _inside(home, s.path):
-            plan.add("transcript", _rel(home, s.path), lambda p=s.path: fs.remove(p))
+        if home.holds(s.path):
+            plan.add("transcript", home.rel(s.path), lambda p=s.path: fs.remove(p))
         else:
             plan.add("transcript outside the home, left where it is", s.path)
     _facts_step(home, plan, lambda f: (f.get("source") or {}).get("session") != sid)
@@ -142,7 +133,7 @@ def source(home, cfg, spec: str, warn) -> Plan:
         return stream_line(home, cfg, full, number)
     if not (os.path.isfile(full) and full.endswith(transcripts.SUFFIXES)):
         raise NotFound(f"--source {spec!r}: {path} is not a transcript (*.jsonl, *.jsonl.zst)")
-    if not _inside(home, full):
+    if not home.holds(full):
         raise UsageError(f"--source {spec!r}: outside the home; anima writes only under {home.root}")
     session_id = None
     for s in transcripts.sessions(home, cfg, warn):
@@ -152,8 +143,8 @@ def source(home, cfg, spec: str, warn) -> Plan:
                 raise NotFound(f"--source {spec!r}: line {number} is not a turn of session {s.id}")
     if session_id is None:
         raise NotFound(f"--source {spec!r}: not a session anima reads")
-    plan = Plan(f"turn {_rel(home, full)}:{number}")
-    plan.add("turn", f"{_rel(home, full)}:{number} (the line stays, empty)", lambda: _blank_line(full, number))
+    plan = Plan(f"turn {home.rel(full)}:{number}")
+    plan.add("turn", f"{home.rel(full)}:{number} (the line stays, empty)", lambda: _blank_line(full, number))
     _facts_step(home, plan, lambda f: ((f.get("source") or {}).get("session"),
                                        (f.get("source") or {}).get("line")) != (session_id, number))
     _derived_steps(home, plan)
@@ -472,7 +463,7 @@ class _StreamForget:
         written = {}
         for eid, meta in sorted(entries.items()):
             path = os.path.join(autobiography.directory(self.home), eid + ".md")
-            rel = os.path.relpath(path, self.home.root)
+            rel = self.home.rel(path)
             new_meta, body = autobiography.tombstone(meta, self.today, self.lang)
             data = autobiography.render(new_meta, body)
             written[eid] = (new_meta, body)
@@ -487,7 +478,7 @@ class _StreamForget:
                                           for m in entries.values()])
 
         for path in self._event_files(events):
-            rel = os.path.relpath(path, self.home.root)
+            rel = self.home.rel(path)
             plan.add("event", rel)
             ops.append({"op": "remove", "path": rel})
 
@@ -500,8 +491,8 @@ class _StreamForget:
         for path in (self.stream.book, self.home.path("pipeline", "internalize.journal")):
             data = fs.read_text(path) or ""
             if any(old in data for old, _ in pairs):
-                plan.add("stream hashes", os.path.relpath(path, self.home.root))
-                ops.append({"op": "rehash", "path": os.path.relpath(path, self.home.root), "pairs": pairs})
+                plan.add("stream hashes", self.home.rel(path))
+                ops.append({"op": "rehash", "path": self.home.rel(path), "pairs": pairs})
 
         for r in kept:  # its sources' hashes, where they cover a forgotten line, are of the new text
             for s in r.get("sources") or []:
@@ -509,7 +500,7 @@ class _StreamForget:
                     s["sha256"] = provenance.sha(provenance.source_text(new_texts[s["path"]], *s["lines"]))
         text = provenance.render_derived(kept)
         if text != provenance.render_derived(records):
-            rel = os.path.relpath(provenance.derived_path(self.home), self.home.root)
+            rel = self.home.rel(provenance.derived_path(self.home))
             plan.add("provenance records", rel)
             ops.append(self._write(rel, text))
         if os.path.isdir(self.home.cache):
@@ -528,7 +519,7 @@ class _StreamForget:
 
         key = "autobiography_summary"
         path = blocks.block_path(self.home.blocks, key)
-        rel = os.path.relpath(path, self.home.root)
+        rel = self.home.rel(path)
         current = blocks.read(self.home.blocks, key)
         # the versions kept in history told those entries too (a model's summary may quote the
         # day): their line of each keeps the day, not the words
@@ -539,7 +530,7 @@ class _StreamForget:
             old = fs.read_text(os.path.join(hist, f"{n}.md")) or ""
             new = "".join(_untold(line, told, gone) for line in old.splitlines(keepends=True))
             if new != old:
-                where = os.path.relpath(os.path.join(hist, f"{n}.md"), self.home.root)
+                where = self.home.rel(os.path.join(hist, f"{n}.md"))
                 plan.add(f"{key} line", f"{where} (the day kept, not the words)")
                 plan.ops.append(self._write(where, new))
         if current is None:

@@ -62,3 +62,13 @@ class Home:
         """Create a directory of the home (and the home itself) on first use."""
         fs.ensure_dir(self.root)
         return fs.ensure_dir(self.path(*parts))
+
+    def rel(self, path: str) -> str:
+        """`path` as the home names it (relative to the root); a path outside stays as given."""
+        rel = os.path.relpath(path, self.root)
+        return path if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+    def holds(self, path: str) -> bool:
+        """Whether `path`, its symbolic links resolved, is under the home."""
+        rel = os.path.relpath(os.path.realpath(path), os.path.realpath(self.root))
+        return not (rel == ".." or rel.startswith(".." + os.sep))

@@ -112,8 +112,7 @@ class _Files:
     def lines(self, rel: str) -> list[str] | None:
         if rel not in self.seen:
             full = os.path.join(self.home.root, rel)
-            inside = not os.path.relpath(os.path.realpath(full), os.path.realpath(self.home.root)).startswith("..")
-            text = fs.read_text(full) if inside and os.path.isfile(full) else None
+            text = fs.read_text(full) if self.home.holds(full) and os.path.isfile(full) else None
             self.seen[rel] = None if text is None else text.splitlines(keepends=True)
         return self.seen[rel]
 

@@ -45,11 +45,6 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _rel(home, path: str) -> str:
-    rel = os.path.relpath(path, home.root)
-    return path if rel.startswith("..") else rel
-
-
 class Tracer:
     """Looks pieces up where they live now; each lookup reads its store once."""
 
@@ -64,13 +59,13 @@ class Tracer:
         path = blocks.block_path(self.home.blocks, key)
         data = fs.read_bytes(path)
         if data is not None and _sha(data) == sha:
-            return "current", _rel(self.home, path)
+            return "current", self.home.rel(path)
         for rev in reversed(blocks.revisions(self.home.blocks, key)):
             old = os.path.join(blocks.history_dir(self.home.blocks, key), f"{rev}.md")
             if _sha(fs.read_bytes(old) or b"") == sha:
-                return f"revision {rev}, replaced since", _rel(self.home, old)
+                return f"revision {rev}, replaced since", self.home.rel(old)
         return "drift: no version of the block has this text (edited by hand, or history removed)", \
-            _rel(self.home, path)
+            self.home.rel(path)
 
     def file(self, path: str, sha: str) -> tuple[str, str]:
         try:
@@ -89,7 +84,7 @@ class Tracer:
             store = notes.Store(self.home)
             meta = store.meta().get("notes", {})
             self._notes = {n.id: ("live, by " + meta.get(n.id, {}).get("author", "person"),
-                                  f"{_rel(self.home, store.file)}:{n.line}", n.text) for n in store.notes()}
+                                  f"{self.home.rel(store.file)}:{n.line}", n.text) for n in store.notes()}
             try:
                 months = sorted(os.listdir(store.archive_dir))
             except FileNotFoundError:
@@ -98,7 +93,7 @@ class Tracer:
                 path = os.path.join(store.archive_dir, month)
                 for line in (fs.read_text(path) or "").split("\n"):
                     if line.strip() and not line.startswith("## "):
-                        self._notes.setdefault(notes.note_id(line), ("archived", _rel(self.home, path), line))
+                        self._notes.setdefault(notes.note_id(line), ("archived", self.home.rel(path), line))
         return self._notes.get(nid, ("gone: in neither notes.md nor its archive", "", ""))
 
     def fact(self, fid: str) -> tuple[str, str, str]:
@@ -123,12 +118,12 @@ class Tracer:
 
             path = facts.FactStore(self.home).profile_path
             return {"kind": "profile line", "id": iid, "state": "hand-written",
-                    "where": f"{_rel(self.home, path)}#{int(m.group(1)) + 1}", "text": ""}
+                    "where": f"{self.home.rel(path)}#{int(m.group(1)) + 1}", "text": ""}
         if iid.startswith("habit:"):
             from anima import facts
 
             path = facts.FactStore(self.home).habits_path
-            return {"kind": "habit", "id": iid, "state": "promoted", "where": _rel(self.home, path), "text": ""}
+            return {"kind": "habit", "id": iid, "state": "promoted", "where": self.home.rel(path), "text": ""}
         state, where, text = self.fact(iid)
         return {"kind": "fact", "id": iid, "state": state, "where": where, "text": text}
 
