@@ -559,6 +559,8 @@ class _StreamForget:
         """The 0-based line a memory record names, found by its hash (a hand may have moved it)."""
         from anima import provenance
 
+        if not self.home.holds(os.path.join(self.home.root, r["path"])):
+            return None  # a record naming a file outside the home (edited by hand): anima writes only under it
         lines = self.lines(r["path"])
         line = r.get("line")
         if isinstance(line, int) and 1 <= line <= len(lines) and provenance.sha(lines[line - 1].rstrip("\n")) == \

@@ -228,6 +228,23 @@ def test_bad_stream_lines(run, home, utc):
     assert snapshot(home) == before
 
 
+def test_a_provenance_record_naming_a_file_outside_the_home_is_never_written(run, home, utc):
+    import hashlib
+
+    assert run("init", "--lang", "en").exit_code == 0
+    assert run("think", "I like the sea.").exit_code == 0
+    outside = home.parent / "outside.md"
+    outside.write_text("not anima's line\n")
+    record = {"path": "../outside.md", "line": 1, "sha256": hashlib.sha256(b"not anima's line").hexdigest(),
+              "sources": [{"path": "self/stream/now.md", "lines": [1, 4]}]}  # derived.jsonl edited by hand
+    (home / "pipeline" / "derived.jsonl").write_text(json.dumps(record) + "\n")
+    r = run("forget", "--source", "now.md:3", "--yes")
+    assert r.exit_code == 0, r.stderr
+    assert "outside.md" not in r.stdout
+    assert outside.read_text() == "not anima's line\n"
+    assert "I like the sea" not in (home / "self" / "stream" / "now.md").read_text()
+
+
 def test_a_consolidate_running_or_pending_is_exit_75(run, home, utc):
     import fcntl
 
