@@ -169,3 +169,13 @@ def test_import_of_a_missing_file_is_a_usage_error(run, tmp_path):
     r = run("import", str(tmp_path / "nope.tar.zst"), "--into", str(tmp_path / "x"))
     assert r.exit_code == 2 and "No such file" in r.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_export_to_a_directory_is_a_usage_error_and_leaves_nothing(run, home, tmp_path):
+    make_home(run)
+    target = tmp_path / "backups"
+    target.mkdir()
+    r = run("export", str(target))
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == f"anima: {target}: is a directory; give the archive's file name\n"
+    assert os.listdir(target) == [] and not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]

@@ -27,6 +27,8 @@ def export(home, file):
         portable.export(home.root, sys.stdout.buffer)
         sys.stdout.buffer.flush()
         return
+    if os.path.isdir(file):  # refused before the whole self is packed into a temp file beside it
+        raise UsageError(f"{file}: is a directory; give the archive's file name")
     with fs.replacing(os.path.abspath(file)) as out:
         portable.export(home.root, out)
 
