@@ -33,7 +33,7 @@ import re
 import time
 
 from anima import clock, fs
-from anima.errors import NotFound, Refused, UsageError
+from anima.errors import Busy, NotFound, Refused, UsageError
 
 HEADING = re.compile(r"## (\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2})$")
 # A line of a thought that could pass for structure: any ATX heading (up to three spaces of
@@ -91,6 +91,9 @@ class Stream:
         at = clock.now() if at is None else at
         block = f"{heading(at)}\n\n{body}\n\n"
         with contextlib.nullcontext() if held else self.lock():
+            if os.path.exists(self.home.path("pipeline", "consolidate.pending")):
+                # its change set replaces now.md when it is finished: an entry added now would be lost
+                raise Busy("now.md: an interrupted consolidate is pending; run `anima consolidate` to finish it first")
             current = fs.read_text(self.now_path) or ""
             # a hand edit that left the last line open is closed first: never glue onto it
             opening = "\n" if current and not current.endswith("\n") else ""

@@ -442,6 +442,39 @@ def test_kill_9_leaves_every_file_old_or_new_and_a_rerun_completes(run, home, an
     print(f"{killed} killed, {midway} in the middle of writing")
 
 
+def test_no_entry_is_added_while_a_killed_consolidate_is_pending(run, home, anima_bin, tmp_path, utc):
+    """Its change set replaces now.md when it is finished: a thought added before would be lost."""
+    a_day(run)
+    landed = 0
+    for trial in range(30):
+        copy = tmp_path / f"trial{trial}"
+        shutil.copytree(home, copy, symlinks=True)
+        env = {**os.environ, "ANIMA_HOME": str(copy), "ANIMA_NOW": NIGHT}
+        pending = copy / "pipeline" / "consolidate.pending"
+        p = subprocess.Popen([anima_bin, "consolidate"], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        while not pending.exists() and p.poll() is None:
+            time.sleep(0.0002)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        if not pending.exists():
+            continue
+        landed += 1
+        env["ANIMA_NOW"] = "2026-12-01T04:00:30Z"
+        before = tree(copy)
+        r = subprocess.run([anima_bin, "think", "A thought after the crash."], env=env, capture_output=True,
+                           text=True)
+        assert (r.returncode, r.stderr) == (75, "anima: now.md: an interrupted consolidate is pending; "
+                                                "run `anima consolidate` to finish it first\n")
+        assert tree(copy) == before
+        subprocess.run([anima_bin, "consolidate"], env=env, check=True)
+        subprocess.run([anima_bin, "think", "A thought after the crash."], env=env, check=True)
+        assert "A thought after the crash." in (copy / "self" / "stream" / "now.md").read_text()
+        if landed == 2:
+            break
+    assert landed, "no kill landed while the change set was pending: the test would prove nothing"
+
+
 # --- a model -------------------------------------------------------------------------------
 
 def model(tmp_path, *answers):
