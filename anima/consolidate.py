@@ -273,7 +273,7 @@ class Consolidator:
         backend = self.backend if self.backend is not None else self.cfg["llm.backend"]
         if backend == "rules":
             return None
-        from anima import llm
+        from anima import echo, llm
         from anima.stream import topics
 
         stream = "".join(f"{heading(clock.parse(i['at'], 'at'))}\n\n{i['body']}\n\n" for i in items)[-STREAM_MAX:]
@@ -281,9 +281,16 @@ class Consolidator:
         variables = {"day": day, "stream": stream, "state": fs.read_text(self.home.path("self", "state.md")) or "",
                      "memories": ", ".join(t for t, _ in topics(self.home)),
                      "autobiography": summary.body if summary else ""}
+        theirs = []  # what others said, as the stream quotes it: the model may not write it as hers
+        for i in items:
+            if i["by"] == "internalize":
+                for line in i["body"].split("\n"):
+                    parts = echo.split(line)
+                    theirs.extend(parts[1] if parts is not None else [line])
+        words = echo.Words(theirs)
         try:
             answer = llm.ask(self.home, self.cfg, "consolidator", self.lang, variables, MODEL_SCHEMA, backend,
-                             check=lambda a: model_problem(a, self.lang))
+                             check=lambda a: model_problem(a, self.lang, words))
         except llm.Invalid as e:
             self.warnings.append(f"the model's consolidation was invalid twice ({e}); the rules wrote it")
             return None
@@ -526,8 +533,10 @@ MODEL_SCHEMA = {
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|myself)\b|我")
 
 
-def model_problem(answer: dict, lang: str) -> str | None:
-    """What is wrong with a model's consolidation beyond its schema, or None."""
+def model_problem(answer: dict, lang: str, words=None) -> str | None:
+    """What is wrong with a model's consolidation beyond its schema, or None; with `words`
+    (anima.echo.Words: what others said that day), a line that carries them outside quotation
+    is wrong too, as it is in what internalize and externalize let a model write."""
     if "\n" in answer["title"] or answer["title"].lstrip().startswith("#"):
         return "the title must be one line, not a heading"
     baseline = answer.get("baseline") or {}
@@ -543,6 +552,17 @@ def model_problem(answer: dict, lang: str) -> str | None:
     for m in answer["memories"]:
         if not TOPIC.fullmatch(m["topic"]) or ".." in m["topic"]:
             return f"{m['topic']!r} is not a topic: letters, digits, _ - . only"
+    if words is not None:
+        from anima import echo
+
+        named = [("content", answer["content"]), ("summary", answer.get("summary", "")),
+                 ("baseline.add", baseline.get("add", "")), ("baseline.evidence", baseline.get("evidence", ""))] \
+            + [(f"memories[{k}].text", m["text"]) for k, m in enumerate(answer["memories"])]
+        for what, text in named:
+            for line in text.split("\n"):
+                problem = echo.line_problem(line.strip(), words, decisions_allowed=True) if line.strip() else None
+                if problem:
+                    return f"{what}: {problem}"
     return None
 
 
