@@ -596,12 +596,15 @@ def _apply_block(c: Consolidator, unit: dict) -> None:
     if current is not None and current.body == unit["body"]:
         return
     hist = [f for f in unit["files"] if "/.history/" in "/" + f["path"]]
-    if hist and os.path.exists(c.abs(hist[0]["path"])):
-        # a crash between keeping the old version and writing the new: finish the second half
-        new = [f for f in unit["files"] if f not in hist][0]
-        with fs.locked(c.abs(new["path"]), what=f"block {key}"):
+    new = [f for f in unit["files"] if f not in hist][0]
+    with fs.locked(c.abs(new["path"]), what=f"block {key}"):
+        # a crash between keeping the old version and writing the new: finish the second half,
+        # but only if the block is still the one planned on (a person's `self set` since, which
+        # may have written the same history file, is kept in history by blocks.write below)
+        if hist and fs.read_text(c.abs(hist[0]["path"])) == hist[0]["data"] \
+                and fs.read_text(c.abs(new["path"])) == new["old"]:
             fs.atomic_write(c.abs(new["path"]), new["data"])
-        return
+            return
     try:
         blocks.write(c.home.blocks, key, unit["body"], force=False, max_chars=c.cfg["self.block_max_chars"],
                      lang=c.lang, updated=unit["updated"])

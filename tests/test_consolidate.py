@@ -475,6 +475,36 @@ def test_no_entry_is_added_while_a_killed_consolidate_is_pending(run, home, anim
     assert landed, "no kill landed while the change set was pending: the test would prove nothing"
 
 
+def test_a_person_s_summary_written_while_a_killed_consolidate_is_pending_is_kept(run, home, anima_bin, tmp_path,
+                                                                                 utc):
+    a_day(run)
+    block = "self/blocks/autobiography_summary.md"
+    landed = 0
+    for trial in range(30):
+        copy = tmp_path / f"trial{trial}"
+        shutil.copytree(home, copy, symlinks=True)
+        env = {**os.environ, "ANIMA_HOME": str(copy), "ANIMA_NOW": NIGHT}
+        pending = copy / "pipeline" / "consolidate.pending"
+        p = subprocess.Popen([anima_bin, "consolidate"], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        while not pending.exists() and p.poll() is None:
+            time.sleep(0.0002)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        if not pending.exists() or (copy / block).read_bytes() != (home / block).read_bytes():
+            continue  # not killed before the summary was written
+        landed += 1
+        subprocess.run([anima_bin, "self", "set", "autobiography_summary"], env=env, check=True,
+                       input=b"A person wrote this summary by hand.\n")
+        subprocess.run([anima_bin, "consolidate"], env=env, check=True)
+        kept = [f.read_text() for f in (copy / "self/blocks/.history/autobiography_summary").iterdir()]
+        assert sum("A person wrote this summary by hand." in t for t in kept) == 1
+        assert "Recent days:" in (copy / block).read_text()
+        if landed == 2:
+            break
+    assert landed, "no kill landed before the summary was written: the test would prove nothing"
+
+
 # --- a model -------------------------------------------------------------------------------
 
 def model(tmp_path, *answers):
