@@ -144,6 +144,10 @@ def last_consolidate(home) -> float | None:
 
 
 def consolidate_lines(home, now):
+    if os.path.exists(home.path("pipeline", "consolidate.pending")):
+        yield Line(WARN, "consolidate", "a killed consolidate's change set is pending: nothing is added to now.md "
+                   "(think, internalize, externalize exit 75) until it is finished", "anima consolidate")
+        return
     at = last_consolidate(home)
     lived = os.path.getsize(home.path("pipeline", "stream.jsonl")) if os.path.exists(
         home.path("pipeline", "stream.jsonl")) else 0

@@ -148,3 +148,16 @@ def test_consolidate_is_expected_once_something_was_lived(run, home):
     later = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3 * 86400))
     got = lines(run("doctor", env={"ANIMA_NOW": later}))
     assert got["consolidate"][0] == "WARN"
+
+
+def test_a_pending_consolidate_is_a_warning_with_its_fix(run, home):
+    healthy(run)
+    assert run("think", "I wonder what the sea is like today.").exit_code == 0
+    (home / "pipeline" / "consolidate.pending").write_text('{"at": "2026-11-30T04:00:00Z", "units": []}\n')
+    got = lines(run("doctor"))
+    assert got["consolidate"][0] == "WARN" and "pending" in got["consolidate"][2]
+    assert got["consolidate"][3] == "anima consolidate"
+    assert run("think", "And now?").exit_code == 75
+    assert run("consolidate").exit_code == 0
+    assert lines(run("doctor"))["consolidate"][0] == "OK"
+    assert run("think", "And now?").exit_code == 0
