@@ -43,7 +43,10 @@ def message(path: list[str], rest: list[str]) -> str:
 
 
 def _git(home, *args, input=None) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", home.root, *args], capture_output=True, text=True, input=input)
+    try:
+        return subprocess.run(["git", "-C", home.root, *args], capture_output=True, text=True, input=input)
+    except OSError as e:  # no git on PATH (cron's is short): a failed commit, not a failed command
+        return subprocess.CompletedProcess(["git", *args], 127, "", f"git: {e.strerror}")
 
 
 def _changed(home) -> list[str]:

@@ -91,3 +91,15 @@ def test_forgetting_a_transcript_git_never_tracked_still_commits_the_rest(run, h
     assert subjects(home)[0] == "forget: --session s1 --yes"
     assert fid not in git(home, "show", "HEAD:facts/facts.jsonl")
     assert git(home, "status", "--porcelain", "--", "facts", "sessions") == ""
+
+
+def test_no_git_on_path_is_a_warning_not_a_failed_command(run, home, git_env, anima_bin, tmp_path):
+    repo_home(run, home)
+    bare = tmp_path / "bin"  # a PATH without git
+    bare.mkdir()
+    r = subprocess.run([anima_bin, "note", "add", "I like to check my work twice."], capture_output=True, text=True,
+                       env={**os.environ, "PATH": str(bare)})
+    assert r.returncode == 0
+    assert r.stderr == ("anima: warning: git.autocommit: the change is made but not committed: "
+                        "git: No such file or directory\n")
+    assert "I like to check my work twice." in (home / "notes" / "notes.md").read_text()
