@@ -442,22 +442,26 @@ def test_kill_9_leaves_every_file_old_or_new_and_a_rerun_completes(run, home, an
     print(f"{killed} killed, {midway} in the middle of writing")
 
 
+def killed_once_pending(home, copy, anima_bin):
+    """A copy of the home whose consolidate was killed as soon as its change set was on disk; its env."""
+    shutil.copytree(home, copy, symlinks=True)
+    env = {**os.environ, "ANIMA_HOME": str(copy), "ANIMA_NOW": NIGHT}
+    pending = copy / "pipeline" / "consolidate.pending"
+    p = subprocess.Popen([anima_bin, "consolidate"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not pending.exists() and p.poll() is None:
+        time.sleep(0.0002)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    return copy, env
+
+
 def test_no_entry_is_added_while_a_killed_consolidate_is_pending(run, home, anima_bin, tmp_path, utc):
     """Its change set replaces now.md when it is finished: a thought added before would be lost."""
     a_day(run)
     landed = 0
     for trial in range(30):
-        copy = tmp_path / f"trial{trial}"
-        shutil.copytree(home, copy, symlinks=True)
-        env = {**os.environ, "ANIMA_HOME": str(copy), "ANIMA_NOW": NIGHT}
-        pending = copy / "pipeline" / "consolidate.pending"
-        p = subprocess.Popen([anima_bin, "consolidate"], env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-        while not pending.exists() and p.poll() is None:
-            time.sleep(0.0002)
-        p.send_signal(signal.SIGKILL)
-        p.wait()
-        if not pending.exists():
+        copy, env = killed_once_pending(home, tmp_path / f"trial{trial}", anima_bin)
+        if not (copy / "pipeline" / "consolidate.pending").exists():
             continue
         landed += 1
         env["ANIMA_NOW"] = "2026-12-01T04:00:30Z"
@@ -481,17 +485,8 @@ def test_a_person_s_summary_written_while_a_killed_consolidate_is_pending_is_kep
     block = "self/blocks/autobiography_summary.md"
     landed = 0
     for trial in range(30):
-        copy = tmp_path / f"trial{trial}"
-        shutil.copytree(home, copy, symlinks=True)
-        env = {**os.environ, "ANIMA_HOME": str(copy), "ANIMA_NOW": NIGHT}
-        pending = copy / "pipeline" / "consolidate.pending"
-        p = subprocess.Popen([anima_bin, "consolidate"], env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-        while not pending.exists() and p.poll() is None:
-            time.sleep(0.0002)
-        p.send_signal(signal.SIGKILL)
-        p.wait()
-        if not pending.exists() or (copy / block).read_bytes() != (home / block).read_bytes():
+        copy, env = killed_once_pending(home, tmp_path / f"trial{trial}", anima_bin)
+        if not (copy / "pipeline" / "consolidate.pending").exists() or (copy / block).read_bytes() != (home / block).read_bytes():
             continue  # not killed before the summary was written
         landed += 1
         subprocess.run([anima_bin, "self", "set", "autobiography_summary"], env=env, check=True,
