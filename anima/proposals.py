@@ -93,7 +93,7 @@ def _check(home, pid: str, accept: bool) -> tuple[dict, str]:
         key = blocks.check_key(str(meta.get("key", KEY)))
         current = blocks.read(home.blocks, key)
         if current is not None and current.locked:
-            raise Refused(f"{key}: block is locked; use --force to change it")
+            raise Refused(f"{key}: block is locked; a proposal cannot change it (`anima self set {key} --force` can)")
         if current is not None and sha(current.body) != meta.get("base_sha256"):
             raise Refused(f"proposal {pid}: {key} changed since it was proposed; "
                           f"`anima self reject {pid}` and let the next consolidate propose again")

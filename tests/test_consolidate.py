@@ -354,7 +354,8 @@ def test_a_baseline_proposal_never_changes_the_block_until_a_person_accepts(run,
     (home / "self/blocks/personality_baseline.md").write_text(text)
     before = snapshot(home)
     r = run("self", "accept", pid)
-    assert (r.exit_code, r.stderr) == (77, "anima: personality_baseline: block is locked; use --force to change it\n")
+    assert (r.exit_code, r.stderr) == (77, "anima: personality_baseline: block is locked; a proposal cannot change "
+                                           "it (`anima self set personality_baseline --force` can)\n")
     assert snapshot(home) == before
     (home / "self/blocks/personality_baseline.md").write_text(text.replace("locked: true", "locked: false"))
 
