@@ -19,9 +19,16 @@ LOG = ("log", "injections.jsonl")
 
 
 def records(home):
-    """Every injection record, oldest first (unparseable lines skipped)."""
+    """Every injection record, oldest first (unparseable lines, and lines not shaped as
+    anima.prompt writes them, skipped)."""
     records, _ = fs.new_json_lines(home.path(*LOG), 0)
-    yield from (r for r in records or () if isinstance(r.get("at"), str))
+    yield from (r for r in records or () if isinstance(r.get("at"), str) and _shaped(r.get("sections", [])))
+
+
+def _shaped(sections) -> bool:
+    return isinstance(sections, list) and all(
+        isinstance(s, dict) and isinstance(s.get("files") or {}, dict) and isinstance(s.get("items") or [], list)
+        for s in sections)
 
 
 def find(home, at: float | None) -> dict | None:

@@ -93,3 +93,14 @@ def test_why_json_and_nothing_logged(run, home):
     assert {p["kind"] for p in doc["pieces"]} >= {"block", "note", "fact"}
     r = run("why", "--at", "yesterday")
     assert r.exit_code == 2 and "RFC 3339" in r.stderr
+
+
+def test_a_log_line_of_another_shape_is_skipped_not_a_crash(run, home):
+    setup_home(run)
+    prompt_at(run, "2026-11-30T10:00:00Z")
+    with open(home / "log" / "injections.jsonl", "a") as f:
+        f.write('{"at": "2026-11-30T11:00:00Z", "sections": "self"}\n')
+        f.write('{"at": "2026-11-30T12:00:00Z", "sections": [{"name": "self", "files": ["direction"]}]}\n')
+    r = run("why")
+    assert (r.exit_code, r.stderr) == (0, "")
+    assert r.stdout.startswith("# prompt at 2026-11-30T10:00:00Z")
