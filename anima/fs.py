@@ -204,14 +204,15 @@ def new_json_lines(path: str, offset: int) -> tuple[list[dict] | None, int]:
     import json
 
     try:
-        size = os.path.getsize(path)
+        f = os.fdopen(_open_nofollow(path, os.O_RDONLY), "rb")
     except FileNotFoundError:
-        size = 0
-    if size < offset:
-        return None, 0
-    if size == offset:
-        return [], offset
-    with open(path, "rb") as f:
+        return (None, 0) if offset > 0 else ([], 0)
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        if size < offset:
+            return None, 0
+        if size == offset:
+            return [], offset
         f.seek(offset)
         data = f.read(size - offset)
     cut = data.rfind(b"\n") + 1

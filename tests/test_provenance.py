@@ -3,6 +3,7 @@
 
 import hashlib
 import json
+import os
 
 from test_consolidate import NIGHT, NIGHT2, a_day, consolidate, ok, read, say, think
 
@@ -152,3 +153,14 @@ def test_the_records_are_in_the_dry_run_patch_and_written_once(run, home, utc):
     consolidate(run)
     assert len(records(home)) == 3   # Alice's line, Bob's line, the entry
     assert not [x for x in read(home, "pipeline/derived.jsonl").splitlines() if x not in patch]
+
+
+def test_a_symlink_in_place_of_the_provenance_records_is_refused(run, home, tmp_path):
+    assert run("init", "--lang", "en").exit_code == 0
+    elsewhere = tmp_path / "derived.jsonl"
+    elsewhere.write_text('{"path": "self/memories/x.md", "line": 1, "sha256": "0", "sources": []}\n')
+    os.symlink(elsewhere, home / "pipeline" / "derived.jsonl")
+    r = run("verify")
+    assert (r.exit_code, r.stdout) == (77, "")
+    assert r.stderr == (f"anima: {home}/pipeline/derived.jsonl: is a symbolic link; anima reads and writes only "
+                        "plain files here\n")
