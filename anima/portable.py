@@ -157,6 +157,10 @@ def _manifest(tar) -> tuple[dict, dict, dict]:
         for path, entry in [*dirs.items(), *files.items()]:
             if not (isinstance(path, str) and _safe(path) and isinstance(entry.get("mode"), int)):
                 raise DataError(f"manifest: {path!r} is not a path an anima home holds")
+            parts = path.split("/")
+            inside = next(("/".join(parts[:k]) for k in range(1, len(parts)) if "/".join(parts[:k]) in files), None)
+            if inside is not None:
+                raise DataError(f"manifest: {path!r} is inside {inside!r}, which it lists as a file")
         for entry in files.values():
             if not (isinstance(entry.get("sha256"), str) and isinstance(entry.get("size"), int)):
                 raise ValueError("files")

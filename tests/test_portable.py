@@ -1,5 +1,6 @@
 """anima export / anima import: the whole self moved as one verified archive."""
 
+import hashlib
 import io
 import json
 import os
@@ -179,3 +180,20 @@ def test_export_to_a_directory_is_a_usage_error_and_leaves_nothing(run, home, tm
     assert (r.exit_code, r.stdout) == (2, "")
     assert r.stderr == f"anima: {target}: is a directory; give the archive's file name\n"
     assert os.listdir(target) == [] and not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+def test_a_manifest_with_a_path_inside_a_file_is_refused(run, home, tmp_path):
+    make_home(run)
+    archive = tmp_path / "a.tar.zst"
+    assert run("export", str(archive)).exit_code == 0
+    members = unpacked(archive.read_bytes())
+    manifest = json.loads(members[0][1])
+    inner = tarfile.TarInfo("notes/notes.md/x")
+    inner.size = 1
+    manifest["files"].append({"path": inner.name, "sha256": hashlib.sha256(b"x").hexdigest(), "size": 1,
+                              "mode": 0o600})
+    data = json.dumps(manifest).encode()
+    head = tarfile.TarInfo("MANIFEST.json")
+    head.size = len(data)
+    _refused(run, tmp_path, repacked([(head, data), *members[1:], (inner, b"x")]),
+             "'notes/notes.md/x' is inside 'notes/notes.md', which it lists as a file")
