@@ -28,6 +28,7 @@ Every call appends one line to log/llm.jsonl:
 Budget: when the lines with "ok" of the last hour (by `at`, read from the end of the file)
 reach llm.max_calls_per_hour, `ask` calls nothing, appends {"at", "task", "backend",
 "fallback": "rules", "why"} and returns None: the rules backend takes over. 0 means no calls.
+A retry is a call: the budget is checked before it too.
 """
 
 import json
@@ -220,12 +221,6 @@ def ask(home, cfg, task: str, lang: str, variables: dict, schema: dict, backend:
         raise ConfigError(f"llm.backend: {backend!r} {problem}")
     if backend == "rules":
         return None
-    now = clock.now()
-    cap = cfg["llm.max_calls_per_hour"]
-    if calls_since(home, now - 3600) >= cap:
-        _log(home, {"at": clock.iso(now), "task": task, "backend": backend, "fallback": "rules",
-                    "why": f"llm.max_calls_per_hour ({cap}) spent"})
-        return None
     template = fs.read_text(prompt_path(home, task, lang))
     if template is None:
         raise ConfigError(f"no prompt for {task} in {lang}: {prompt_path(home, task, lang)}")
@@ -233,7 +228,13 @@ def ask(home, cfg, task: str, lang: str, variables: dict, schema: dict, backend:
     call = _openai if backend == "openai" else _command
     messages = [{"role": "user", "content": prompt}]
     raw = ""
+    cap = cfg["llm.max_calls_per_hour"]
     for attempt in (1, 2):
+        now = clock.now()
+        if calls_since(home, now - 3600) >= cap:  # a retry is a call too: the cap holds for it
+            _log(home, {"at": clock.iso(now), "task": task, "backend": backend, "fallback": "rules",
+                        "why": f"llm.max_calls_per_hour ({cap}) spent"})
+            return None
         raw, usage, log = call(home, cfg, backend, task, messages, schema)
         answer = parse(raw)
         problem = "it is not a JSON object" if answer is None else schema_problem(answer, schema)

@@ -321,6 +321,18 @@ def test_budget_spent_falls_back_to_rules_and_metrics_show_it(run, home, model):
     assert len(model.requests) == 2 and metrics(run)["llm_fallbacks"] == 2
 
 
+def test_a_retry_the_budget_cannot_pay_for_is_not_made(run, home, model):
+    setup(run, home, llm__backend="openai", llm__max_calls_per_hour=1)
+    say(run, "first", "Alice", when="2026-11-30T08:00:00Z")
+    model.answer({"wrong": "shape"}, {"experience": "The retry, over the budget."})
+    r = internalize(run, when="2026-11-30T08:01:00Z")
+    assert r.exit_code == 0, r.stderr
+    assert len(model.requests) == 1                                      # the cap is 1: no second call
+    assert "The retry, over the budget." not in now_md(home)
+    assert "Alice said: “first”. It is morning" in now_md(home)          # the rules took over
+    assert [e.get("ok", e.get("fallback")) for e in log(home)] == [False, "rules"]
+
+
 def test_prompts_override_in_the_home(run, home, model):
     setup(run, home)
     say(run, "hello", "Bob")
