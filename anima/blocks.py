@@ -161,12 +161,14 @@ def read_revision(blocks_dir: str, key: str, rev: int) -> Block:
 
 
 def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, lang: str,
-          updated: str | None = None) -> int | None:
+          updated: str | None = None, expect=None) -> int | None:
     """Make `body` the block's body; keep the previous version in history.
 
     Returns the revision number the previous version was stored as, or None when there was
     no previous version. Raises Refused (nothing written) for a locked block without force,
     an empty body, or a body over the cap; raises Unchanged (nothing written) for the same body.
+    `expect(old_body)`, checked under the block's lock, may raise to refuse a write whose
+    premise (the body it was made against) no longer holds.
     """
     path = block_path(blocks_dir, key)
     body = normalise(body)
@@ -182,6 +184,8 @@ def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, 
         locked = old.locked if old else key in LOCKED_BY_DEFAULT
         if not force:
             _refuse_locked(old, key)
+        if expect is not None:
+            expect(old.body if old else None)
         if old is not None and old.body == body:
             raise Unchanged(key)
         rev = None

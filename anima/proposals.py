@@ -77,8 +77,12 @@ def decide(home, pid: str, accept: bool, cap: int, lang: str, now: float | None 
     with fs.locked(file, what=f"proposal {pid}"):
         meta, body = _check(home, pid, accept)
         if accept:
+            def unchanged_since(old_body):  # under the block's lock: a `self set` meanwhile wins
+                if old_body is not None and sha(old_body) != meta.get("base_sha256"):
+                    raise Refused(_changed(pid, str(meta.get("key", KEY))))
             try:
-                blocks.write(home.blocks, str(meta.get("key", KEY)), body, force=False, max_chars=cap, lang=lang)
+                blocks.write(home.blocks, str(meta.get("key", KEY)), body, force=False, max_chars=cap, lang=lang,
+                             expect=unchanged_since)
             except blocks.Unchanged:
                 pass
         meta = {**meta, "status": "accepted" if accept else "rejected", "decided": clock.iso(now)}
@@ -95,6 +99,10 @@ def _check(home, pid: str, accept: bool) -> tuple[dict, str]:
         if current is not None and current.locked:
             raise Refused(f"{key}: block is locked; a proposal cannot change it (`anima self set {key} --force` can)")
         if current is not None and sha(current.body) != meta.get("base_sha256"):
-            raise Refused(f"proposal {pid}: {key} changed since it was proposed; "
-                          f"`anima self reject {pid}` and let the next consolidate propose again")
+            raise Refused(_changed(pid, key))
     return meta, body
+
+
+def _changed(pid: str, key: str) -> str:
+    return (f"proposal {pid}: {key} changed since it was proposed; "
+            f"`anima self reject {pid}` and let the next consolidate propose again")

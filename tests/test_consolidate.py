@@ -389,6 +389,25 @@ def test_reject_and_a_stale_proposal(run, home, utc):
     assert snapshot(home) == before
 
 
+def test_a_self_set_while_accept_waits_for_the_block_wins(run, home, utc, anima_bin):
+    a_day(run)
+    ok(run("config", "set", "consolidate.proposal_min_hits", "3"), None)
+    noticed(run, "I rush when I am tired.", 3)
+    consolidate(run)
+    [pid] = [line.split("\t")[0] for line in ok(run("self", "proposals"), None).stdout.splitlines()]
+    block = home / "self/blocks/personality_baseline.md"
+    from anima import fs
+
+    with fs.locked(str(block)):  # accept checks the proposal, then waits here for the block
+        p = subprocess.Popen([anima_bin, "self", "accept", pid], stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "ANIMA_HOME": str(home)})
+        time.sleep(1.0)
+        block.write_text(block.read_text().replace("\n---\n", "\n---\nA person's line, written meanwhile.\n", 1))
+    assert p.wait(timeout=30) == 77 and "changed since it was proposed" in p.stderr.read()
+    assert "A person's line, written meanwhile." in block.read_text()
+    assert "I rush when I am tired." not in block.read_text()
+
+
 # --- crashes -------------------------------------------------------------------------------
 
 def big_day(run, messages=150, thoughts=150):
