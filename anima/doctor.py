@@ -130,17 +130,11 @@ def tick_lines(home, now):
 
 
 def last_consolidate(home) -> float | None:
-    last = None
-    for line in (fs.read_text(home.path("pipeline", "stream.jsonl")) or "").splitlines():
-        if '"consolidate"' not in line:
-            continue
-        try:
-            record = json.loads(line)
-            if record.get("by") == "roll" and record.get("why") == "consolidate":  # its archive roll
-                last = clock.parse(record["at"], "at")
-        except Exception:
-            continue
-    return last
+    """When the last consolidate ran: pipeline/consolidate.cursor, which each run rewrites."""
+    try:
+        return clock.parse(json.loads(fs.read_text(home.path("pipeline", "consolidate.cursor")))["at"], "at")
+    except Exception:  # none yet, or unreadable: consolidate reads it again from the start
+        return None
 
 
 def consolidate_lines(home, now):
