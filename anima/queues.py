@@ -89,6 +89,11 @@ class Queue:
         """A queue of a route's own: pipeline/NAME/ (NAME a plain name)."""
         return cls(home, name, name)
 
+    @classmethod
+    def of(cls, home, name: str) -> "Queue":
+        """One of anima's queues by its name, else a route's own."""
+        return cls(home, name) if name in QUEUES else cls.named(home, name)
+
     def _sub(self, part: str) -> str:
         return fs.ensure_dir(os.path.join(self.dir, part))
 

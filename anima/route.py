@@ -106,6 +106,12 @@ def _check_condition(cond, where: str) -> None:
         raise ConfigError(f"{where}: in takes a list")
 
 
+def queue_names(rules: list) -> list[str]:
+    """The queues a topology of valid rules reads or fills, each once, in order."""
+    names = [n for rule in rules for n in (rule["from"], *_targets(rule))]
+    return list(dict.fromkeys(names))
+
+
 def _targets(rule: dict) -> list:
     if rule["kind"] == "switch":
         return [c["to"] for c in rule["cases"]] + [rule["default"]]
@@ -146,10 +152,6 @@ def holds(cond: list, doc: dict) -> bool:
         return False
 
 
-def _queue(home, name: str) -> queues.Queue:
-    return queues.Queue(home, name) if name in queues.QUEUES else queues.Queue.named(home, name)
-
-
 def _copy(doc: dict, target: queues.Queue, suffix: str) -> None:
     """Deliver a copy named after the original (and the route), once."""
     copy = json.loads(json.dumps(doc))
@@ -169,7 +171,7 @@ def run(home, rules: list, by: str = "anima route") -> dict:
 def _run(home, rules: list, by: str) -> dict:
     counts = {"moved": 0, "merged": 0, "dead": 0}
     for rule in rules:
-        source = _queue(home, rule["from"])
+        source = queues.Queue.of(home, rule["from"])
         source.recover(300)  # what a killed route left claimed
         if rule["kind"] == "merge":
             _merge(home, rule, source, counts, by)
@@ -182,7 +184,7 @@ def _run(home, rules: list, by: str) -> dict:
                 targets = [next((c["to"] for c in rule["cases"] if all(holds(w, doc) for w in c["when"])),
                                 rule["default"])]
             for t in targets:
-                _copy(doc, _queue(home, t), rule["name"])
+                _copy(doc, queues.Queue.of(home, t), rule["name"])
             source.finish(name)
             counts["moved"] += 1
         counts["dead"] += len(dead)
@@ -191,7 +193,7 @@ def _run(home, rules: list, by: str) -> dict:
 
 def _merge(home, rule: dict, source: queues.Queue, counts: dict, by: str) -> None:
     mode, expect, timeout = rule.get("mode", "all"), rule.get("expect", 2), rule.get("timeout_sec", 600)
-    target = _queue(home, rule["to"])
+    target = queues.Queue.of(home, rule["to"])
     groups: dict[str, list] = {}
     for name in source.ready():
         try:

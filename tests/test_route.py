@@ -46,6 +46,20 @@ def test_switch_first_matching_case_wins_else_default(run, inited):
     assert run("route").exit_code == 0 and len(files(inited, "calm")) == 1  # one pass moved each once
 
 
+def test_anima_queue_looks_into_a_routes_own_queues(run, inited):
+    routes(inited, SWITCH)
+    run("say", "hi", "--speaker", "Alice")
+    run("preprocess")
+    run("route")
+    r = run("queue", "ls", "alice")
+    assert r.exit_code == 0 and r.stdout.count("\n") == 1
+    name = r.stdout.split("\t")[0]
+    assert json.loads(run("queue", "show", "alice", name).stdout)["payload"]["text"] == "hi"
+    assert run("queue", "ls", "calm").stdout == ""  # named by a route, empty so far
+    r = run("queue", "ls", "nowhere")
+    assert r.exit_code == 2 and "'nowhere' is not a queue" in r.stderr and "alice" in r.stderr
+
+
 def test_broadcast_copies_to_every_queue(run, inited):
     routes(inited, """
 [[routes.rules]]

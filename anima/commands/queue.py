@@ -13,10 +13,39 @@ from anima.errors import NotFound, UsageError
 NAMES = ("pending", "system", "message", "action", "rhythm", "dead")
 
 
+class QueueName(click.ParamType):
+    """One of anima's queues, dead, or a queue a route of config.toml reads or fills."""
+
+    name = "queue"
+
+    def convert(self, value, param, ctx):
+        if value in NAMES:
+            return value
+        from anima import config, route
+        from anima.home import Home, default_root
+
+        home = ctx.find_root().obj if ctx and isinstance(ctx.find_root().obj, Home) else Home(default_root())
+        try:
+            routed = route.queue_names(config.load(home.config)["routes.rules"])
+        except Exception:  # a broken config is for `anima config` to report
+            routed = []
+        if value in routed:
+            return value
+        self.fail(f"{value!r} is not a queue: {', '.join([*NAMES, *routed])}", param, ctx)
+
+    def shell_complete(self, ctx, param, incomplete):
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(n) for n in NAMES if n.startswith(incomplete)]
+
+
+QUEUE = QueueName()
+
+
 def _dir(home, name):
     from anima import queues
 
-    return home.path("pipeline", queues.DEAD) if name == "dead" else queues.Queue(home, name).dir
+    return home.path("pipeline", queues.DEAD) if name == "dead" else queues.Queue.of(home, name).dir
 
 
 def _files(directory):
@@ -36,7 +65,8 @@ def _load(path):
 
 @click.group("queue")
 def cli():
-    """Look into Pool B's queues: pending, system, message, action, rhythm, dead.
+    """Look into Pool B's queues: pending, system, message, action, rhythm, dead, and the
+    queues of your own that the routes in config.toml read or fill.
 
     `dead` is pipeline/dead_letter/, where each file lies beside a .reason saying what,
     why, when and by which command; `retry` puts dead letters back where they came from.
@@ -44,7 +74,7 @@ def cli():
 
 
 @cli.command("ls")
-@click.argument("queue", type=click.Choice(NAMES))
+@click.argument("queue", type=QUEUE)
 @json_option("NDJSON: name, and the envelope (or, for dead, the reason).")
 @click.option("-0", "nul", is_flag=True, help="Print only the names, each ended by NUL.")
 @click.pass_obj
@@ -70,7 +100,7 @@ def ls(home, queue, as_json, nul):
 
 
 @cli.command("show")
-@click.argument("queue", type=click.Choice(NAMES))
+@click.argument("queue", type=QUEUE)
 @click.argument("name")
 @click.pass_obj
 def show(home, queue, name):
@@ -111,7 +141,7 @@ def retry(home, names):
         reason_path = os.path.join(dead, name + ".reason")
         reason = _load(reason_path)
         q = reason["queue"]
-        target = queues.Queue(home, q) if q in queues.QUEUES else queues.Queue.named(home, q)
+        target = queues.Queue.of(home, q)
         kept = os.path.join(fs.ensure_dir(os.path.join(dead, "retried")), f"{name}.reason.{clock.iso(clock.now())}")
         os.replace(reason_path, kept)
         os.replace(os.path.join(dead, name), os.path.join(fs.ensure_dir(target.dir), name))
@@ -119,7 +149,7 @@ def retry(home, names):
 
 
 @cli.command("purge")
-@click.argument("queue", type=click.Choice(NAMES))
+@click.argument("queue", type=QUEUE)
 @click.option("--yes", is_flag=True, help="Do not ask; needed when stdin is not a terminal.")
 @click.pass_obj
 def purge(home, queue, yes):
