@@ -726,6 +726,26 @@ def sources(items: list[dict]) -> list[str]:
 
 # --- the run ----------------------------------------------------------------------------------
 
+def finish_interrupted(home, cfg, warn) -> bool:
+    """Finish a forget and a consolidate that were killed midway (their change sets pending),
+    unless a consolidate is running; whether there was one. `anima tick` calls it, so that a
+    crash in the night leaves now.md busy (Stream.append) for a minute, not for a day."""
+    from anima import forget
+    from anima.errors import Busy
+
+    c = Consolidator(home, cfg, clock.now())
+    try:
+        with fs.locked(c.pending_path, wait=False, what="anima consolidate"), c.stream.lock():
+            found = forget.finish_pending(home, warn)
+            pending = c.pending()
+            if pending is not None:
+                warn("warning: finishing a consolidate that was interrupted")
+                c.finish(pending)
+            return found or pending is not None
+    except Busy:  # one is running: it finishes what is pending itself
+        return False
+
+
 def run(home, cfg, now: float, dry_run: bool = False, backend: str | None = None):
     """Consolidate; return (diff text or None, the Consolidator) — diff only with dry_run."""
     c = Consolidator(home, cfg, now, backend)

@@ -93,7 +93,8 @@ class Stream:
         with contextlib.nullcontext() if held else self.lock():
             if os.path.exists(self.home.path("pipeline", "consolidate.pending")):
                 # its change set replaces now.md when it is finished: an entry added now would be lost
-                raise Busy("now.md: an interrupted consolidate is pending; run `anima consolidate` to finish it first")
+                raise Busy("now.md: an interrupted consolidate is pending; the next `anima tick` finishes it "
+                           "(or run `anima consolidate`)")
             current = fs.read_text(self.now_path) or ""
             # a hand edit that left the last line open is closed first: never glue onto it
             opening = "\n" if current and not current.endswith("\n") else ""

@@ -489,9 +489,14 @@ def test_no_entry_is_added_while_a_killed_consolidate_is_pending(run, home, anim
         r = subprocess.run([anima_bin, "think", "A thought after the crash."], env=env, capture_output=True,
                            text=True)
         assert (r.returncode, r.stderr) == (75, "anima: now.md: an interrupted consolidate is pending; "
-                                                "run `anima consolidate` to finish it first\n")
+                                                "the next `anima tick` finishes it (or run `anima consolidate`)\n")
         assert tree(copy) == before
-        subprocess.run([anima_bin, "consolidate"], env=env, check=True)
+        # the minute's tick finishes it (so a crash at night never holds the stream for a day), or a person
+        finisher = ["tick"] if landed == 1 else ["consolidate"]
+        r = subprocess.run([anima_bin, *finisher], env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert not (copy / "pipeline" / "consolidate.pending").exists()
+        assert list((copy / "self" / "autobiography").glob("*.md"))  # the night's work is in
         subprocess.run([anima_bin, "think", "A thought after the crash."], env=env, check=True)
         assert "A thought after the crash." in (copy / "self" / "stream" / "now.md").read_text()
         if landed == 2:

@@ -22,7 +22,8 @@ def cli(home, at):
     downtime only a rule's latest missed time fires, and only if at most rhythm.catch_up
     minutes ago. Then every waiting file past its envelope's ttl_sec goes to dead_letter/
     (reason "ttl"), and everything waiting goes through preprocess into message_queue. The
-    heartbeat is pipeline/heartbeat/tick.json.
+    heartbeat is pipeline/heartbeat/tick.json. A consolidate or forget that was killed
+    midway is finished first (now.md takes no entry until it is), unless one is running.
     """
     import json
 
@@ -41,10 +42,26 @@ def cli(home, at):
             stack.enter_context(_fixed_now(at))
         now = clock.now()
         cfg = config.load(home.config)
+        if os.path.exists(home.path("pipeline", "consolidate.pending")) or \
+                os.path.exists(home.path("pipeline", "forget.pending")):
+            _finish_interrupted(home, cfg)
         fired = rhythm.fire(home, rhythm.rules(cfg.values), cfg["rhythm.catch_up"], cfg["core.lang"], now)
         fs.atomic_write(heartbeat, json.dumps({"at": clock.iso(now), "pid": os.getpid(), "fired": fired}) + "\n")
         rhythm.sweep(home, now, "anima tick")
         pipeline.preprocess(home, "anima tick")
+
+
+def _finish_interrupted(home, cfg) -> None:
+    """A consolidate or forget killed midway holds now.md back until it is finished: do it.
+    What cannot be finished is said on stderr (cron mails it); the tick's chores go on."""
+    from anima import consolidate
+    from anima.commands._io import warn
+    from anima.errors import AnimaError
+
+    try:
+        consolidate.finish_interrupted(home, cfg, warn)
+    except AnimaError as e:
+        warn(f"warning: an interrupted consolidate or forget cannot be finished: {e}")
 
 
 @contextlib.contextmanager
