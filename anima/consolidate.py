@@ -60,7 +60,7 @@ class Consolidator:
         self.derived: list[dict] = []  # provenance records (anima.provenance) of what this run writes
 
     def rel(self, path: str) -> str:
-        return os.path.relpath(path, self.home.root)
+        return self.home.rel(path)
 
     def abs(self, rel: str) -> str:
         return os.path.join(self.home.root, rel)

@@ -216,9 +216,9 @@ class Prompt:
 
 
 def _sha(data: str | bytes) -> str:
-    import hashlib
+    from anima.stream import sha  # imported only when a prompt is assembled, never from the cache
 
-    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+    return sha(data)
 
 
 def injection_record(sections: list[Section], text: str, sources: dict, cwd: str) -> dict:

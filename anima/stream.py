@@ -57,11 +57,12 @@ DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TAIL_BYTES = 8192
 
 
-def sha(text: str) -> str:
-    """The sha256 (hex, of the UTF-8) that the bookkeeping keeps of a text: an entry, a line, a body."""
+def sha(text: str | bytes) -> str:
+    """The sha256 (hex, of the UTF-8) that the bookkeeping keeps of a text: an entry, a line, a
+    body; of bytes as they are."""
     import hashlib
 
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
 
 
 class Stream:

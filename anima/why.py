@@ -14,6 +14,7 @@ import os
 import re
 
 from anima import fs
+from anima.stream import sha as sha256
 
 LOG = ("log", "injections.jsonl")
 
@@ -46,12 +47,6 @@ def find(home, at: float | None) -> dict | None:
     return found
 
 
-def _sha(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
-
-
 class Tracer:
     """Looks pieces up where they live now; each lookup reads its store once."""
 
@@ -65,11 +60,11 @@ class Tracer:
 
         path = blocks.block_path(self.home.blocks, key)
         data = fs.read_bytes(path)
-        if data is not None and _sha(data) == sha:
+        if data is not None and sha256(data) == sha:
             return "current", self.home.rel(path)
         for rev in reversed(blocks.revisions(self.home.blocks, key)):
             old = os.path.join(blocks.history_dir(self.home.blocks, key), f"{rev}.md")
-            if _sha(fs.read_bytes(old) or b"") == sha:
+            if sha256(fs.read_bytes(old) or b"") == sha:
                 return f"revision {rev}, replaced since", self.home.rel(old)
         return "drift: no version of the block has this text (edited by hand, or history removed)", \
             self.home.rel(path)
@@ -80,7 +75,7 @@ class Tracer:
                 data = f.read()
         except OSError:
             return "gone", path
-        if _sha(data) == sha:
+        if sha256(data) == sha:
             return "unchanged", path
         return "changed since", path
 
