@@ -161,3 +161,21 @@ def test_a_pending_consolidate_is_a_warning_with_its_fix(run, home):
     assert run("consolidate").exit_code == 0
     assert lines(run("doctor"))["consolidate"][0] == "OK"
     assert run("think", "And now?").exit_code == 0
+
+
+def test_an_index_that_no_longer_covers_a_session(run, home):
+    healthy(run)
+    assert run("config", "set", "index.hot_minutes", "0").exit_code == 0
+    assert run("session", "append", "--session", "s1", "--role", "user", "I like tea.").exit_code == 0
+    assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    got = lines(run("doctor"))
+    assert got["index"][0] == "OK" and got["index"][2].startswith("1 sessions indexed")
+    time.sleep(0.01)
+    assert run("session", "append", "--session", "s1", "--role", "user", "And coffee.").exit_code == 0
+    r = run("doctor")
+    assert r.exit_code == 0
+    got = lines(r)
+    assert got["index"][0] == "WARN" and "1 stale" in got["index"][2] and "anima index update" in got["index"][3]
+    (home / "index" / "recall.sqlite").unlink()
+    got = lines(run("doctor"))
+    assert got["index"][0] == "WARN" and "no index" in got["index"][2]
