@@ -171,8 +171,7 @@ def token_counts(con, token: str, rowids, table: str = "f") -> dict[int, int]:
     """{rowid: how often the token stands in it} for those of `rowids` that hold it, read from
     FTS5's own instance list (fts5vocab): no bm25(), which would count the token's rows over
     the whole table first. `token` is as the tokenizer makes it (a CJK character is itself)."""
-    vocab = f"anima_{table}_instances"
-    con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {table}, instance)")
+    vocab = instances(con, table)
     rowids = sorted(rowids)
     out: dict[int, int] = {}
     for i in range(0, len(rowids), 900):
@@ -180,6 +179,14 @@ def token_counts(con, token: str, rowids, table: str = "f") -> dict[int, int]:
         out.update(con.execute(f"SELECT doc, count(*) FROM temp.{vocab} WHERE term = ? AND doc IN "
                                f"({','.join('?' * len(part))}) GROUP BY doc", (token, *part)))
     return out
+
+
+def instances(con, table: str = "f") -> str:
+    """The name of a temp fts5vocab table of the table's instance list (term, doc, col,
+    offset), made if need be: what a token's counts are read from."""
+    vocab = f"anima_{table}_instances"
+    con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {table}, instance)")
+    return vocab
 
 
 def create(con, table: str = "f") -> None:
