@@ -22,6 +22,10 @@ At 3,000 sessions (make_corpus with sessions=3000; every 100th session written a
 - `anima index update` after appending one turn to each of 10 plain .jsonl sessions under 1 s
   (median of 3 rounds; each round's new turns must then be found, from the index).
 
+After each set of cold-process timings, the same terms are timed warm, in one process
+(`anima.tools.call("memory_recall")`, what `anima mcp` does for a tool call; median of
+BENCH_RUNS after a first call): what a resident process would pay a query; no target.
+
 Each home is a throwaway `anima init` with `index.hot_minutes 0`, so fresh files are cold and
 indexed. The package is byte-compiled first (see bench/run.py). Every figure is printed with its
 target and ok/OVER; exit 1 if a target is missed or a check fails. BENCH_QUICK=1 skips the
@@ -127,6 +131,31 @@ def print_queries(terms: list[str], times: dict, ref: list[float], target: float
     verdict(label, f"{ratio:.2f}x click", ratio <= target, f"<= {target}x")
 
 
+WARM = """
+import json, os, statistics, sys, time
+from anima import home, tools
+h = home.Home(os.environ["ANIMA_HOME"])
+out = {}
+for term in json.loads(sys.argv[1]):
+    times = []
+    for _ in range(int(sys.argv[2])):
+        start = time.perf_counter()
+        tools.call(h, "memory_recall", {"terms": [term]}, lambda m: None)
+        times.append(time.perf_counter() - start)
+    out[term] = statistics.median(times[1:])
+print(json.dumps(out))
+"""
+
+
+def print_warm(terms: list[str], env: dict, label: str) -> None:
+    """Each term's median over RUNS calls in one process, after a first: what `anima mcp` (or any
+    resident process) pays a recall; no target, for comparing with the cold process."""
+    done = sh([sys.executable, "-c", WARM, json.dumps(terms), str(RUNS + 1)], env)
+    warm = json.loads(done.stdout)
+    print(f"  {label}, warm in one process (anima.tools.call memory_recall, as `anima mcp` answers): "
+          + ", ".join(f"{t} {warm[t] * 1000:.1f}" for t in terms) + " ms")
+
+
 def text_size(root: str) -> int:
     """UTF-8 bytes of the turn bodies anima reads, over every session (without touching the cache)."""
     from anima import config, transcripts
@@ -205,6 +234,7 @@ def small(tmp: str, terms: list[str], absent: set[str]) -> None:
     print(f"\n300 sessions: cold-process `anima recall TERM` with the index on, median of {RUNS}, "
           "interleaved with the reference")
     print_queries(terms, times, ref, QUERY_TARGET, "recall with index / click")
+    print_warm(terms, on_env, "300 sessions")
 
     # Size.
     info = status(on_env)
@@ -280,6 +310,7 @@ def big(tmp: str, terms: list[str], absent: set[str]) -> None:
     times, ref = query_times(terms, absent, env, f"anima recall (index, {BIG_SESSIONS})")
     print(f"\n{BIG_SESSIONS} sessions: cold-process `anima recall TERM` with the index on, median of {RUNS}")
     print_queries(terms, times, ref, BIG_QUERY_TARGET, f"recall with index / click ({BIG_SESSIONS})")
+    print_warm(terms, env, f"{BIG_SESSIONS} sessions")
 
     # Append one turn to each of 10 plain sessions, then `anima index update`; three rounds.
     updates = []
