@@ -62,11 +62,15 @@ def _cjk(o: int) -> bool:
     return any(lo <= o <= hi for lo, hi in CJK_RANGES)
 
 
+def spaced(term: str) -> str:
+    """A term spaced like `body`, without building its translation table: a query is a few
+    characters, and the table costs ~10 ms to build."""
+    return "".join(f" {ch} " if _cjk(ord(ch)) else " " if 0xE000 <= ord(ch) < 0xF900 else ch for ch in term)
+
+
 def phrase(term: str) -> str:
-    """The FTS5 query for `term` as one phrase (spaced like `body`, without building its
-    translation table: a query is a few characters, and the table costs ~10 ms to build)."""
-    spaced = "".join(f" {ch} " if _cjk(ord(ch)) else " " if 0xE000 <= ord(ch) < 0xF900 else ch for ch in term)
-    return '"' + spaced.replace('"', '""') + '"'
+    """The FTS5 query for `term` as one phrase."""
+    return '"' + spaced(term).replace('"', '""') + '"'
 
 
 def varints(blob: bytes) -> list[int]:

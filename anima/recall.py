@@ -116,16 +116,14 @@ class Query:
             if len(chars) > 1:
                 self.extras += [(ch, i) for ch in dict.fromkeys(chars)]
 
-
     def token(self, i: int) -> str | None:
-        """Term i as the one token FTS5 makes of it (case-folded, stemmed), or None when it
-        is more than one."""
+        """Term i as the one token FTS5 makes of its phrase (case-folded, stemmed), or None
+        when it is more than one."""
         from anima import fts
 
         if i not in self._tokens:
-            toks = tokens(self.raw[i])
-            self._tokens[i] = None if len(toks) != 1 else toks[0] if is_cjk(toks[0][0]) \
-                else fts.stems(toks).get(toks[0])
+            text = fts.spaced(self.raw[i])
+            self._tokens[i] = fts.stems([text]).get(text) if len(tokens(self.raw[i])) == 1 else None
         return self._tokens[i]
 
 

@@ -98,6 +98,25 @@ def test_results_with_and_without_the_index_are_identical(run, home, seed, count
         run("index", "on")
 
 
+def test_a_one_token_term_is_counted_alike_however_it_is_written(run, home, monkeypatch):
+    """The instance list is asked for the token FTS5 makes of the term's phrase: case,
+    punctuation, stems, diacritics and CJK marks around it change nothing."""
+    from anima import recall
+
+    monkeypatch.setattr(recall, "VOCAB_ROWS", 0)
+    run("init", "--lang", "en")
+    texts = ["Eating eats eaten, EATING!", "café CAFÉ cafe", "「比」比比赛", "İstanbul istanbul", "eat. eat",
+             "比 and eats", "Cafés of İstanbul", "nothing here"]
+    write_session(home, "forms", [("user" if i % 2 else "assistant", t, f"2026-11-0{1 + i}T00:00:00Z")
+                                  for i, t in enumerate(texts)], zst=True)
+    backdate(home)
+    qs = "\n".join(["Eating!", "eats", "「比」", "café", "CAFE", "İstanbul", "istanbul", "\ue000eating", "(eat)"]) + "\n"
+    without = recall_batch(run, qs)
+    run("index", "rebuild")
+    run("index", "on")
+    assert recall_batch(run, qs) == without and without.count("\n") > 15
+
+
 @pytest.mark.parametrize("seed", [11, 12])
 def test_results_are_identical_when_the_index_covers_only_part(run, home, seed, counts_from):
     """Dead rows (a rewritten file), a stale file (grown since) and a hot one (just written):
