@@ -83,3 +83,14 @@ def kill_after(argv: list, env: dict, seconds: float) -> bool:
     time.sleep(seconds)
     p.send_signal(signal.SIGKILL)
     return p.wait() == -signal.SIGKILL
+
+
+def kill_when(argv: list, env: dict, path, then: float = 0.0) -> bool:
+    """Run `argv`, SIGKILL it `then` seconds after `path` exists (or once it has ended);
+    whether it was still running when killed."""
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not os.path.exists(path) and p.poll() is None:
+        time.sleep(0.0002)
+    time.sleep(then)
+    p.send_signal(signal.SIGKILL)
+    return p.wait() == -signal.SIGKILL

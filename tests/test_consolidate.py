@@ -7,13 +7,12 @@ import os
 import random
 import re
 import shutil
-import signal
 import subprocess
 import time
 
 import yaml
 
-from conftest import snapshot
+from conftest import kill_after, kill_when, snapshot
 
 NIGHT = "2026-12-01T04:00:00Z"
 NIGHT2 = "2026-12-02T04:00:00Z"
@@ -440,17 +439,11 @@ def test_kill_9_leaves_every_file_old_or_new_and_a_rerun_completes(run, home, an
         copy = tmp_path / f"trial{trial}"
         shutil.copytree(home, copy, symlinks=True)
         env = {**os.environ, "ANIMA_HOME": str(copy), "ANIMA_NOW": NIGHT}
-        p = subprocess.Popen([anima_bin, "consolidate"], env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
         if trial % 2:
-            time.sleep(rng.uniform(0.4, 1.0) * took)
+            killed += kill_after([anima_bin, "consolidate"], env, rng.uniform(0.4, 1.0) * took)
         else:  # while it writes: from the moment its change set is on disk, a little later
-            pending = copy / "pipeline" / "consolidate.pending"
-            while not pending.exists() and p.poll() is None:
-                time.sleep(0.0005)
-            time.sleep(rng.uniform(0, 0.02))
-        p.send_signal(signal.SIGKILL)
-        killed += p.wait() == -signal.SIGKILL
+            killed += kill_when([anima_bin, "consolidate"], env, copy / "pipeline" / "consolidate.pending",
+                                rng.uniform(0, 0.02))
         midway += (copy / "pipeline" / "consolidate.pending").exists()
         after = tree(copy)
         for path, data in after.items():
@@ -466,12 +459,7 @@ def killed_once_pending(home, copy, anima_bin):
     """A copy of the home whose consolidate was killed as soon as its change set was on disk; its env."""
     shutil.copytree(home, copy, symlinks=True)
     env = {**os.environ, "ANIMA_HOME": str(copy), "ANIMA_NOW": NIGHT}
-    pending = copy / "pipeline" / "consolidate.pending"
-    p = subprocess.Popen([anima_bin, "consolidate"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    while not pending.exists() and p.poll() is None:
-        time.sleep(0.0002)
-    p.send_signal(signal.SIGKILL)
-    p.wait()
+    kill_when([anima_bin, "consolidate"], env, copy / "pipeline" / "consolidate.pending")
     return copy, env
 
 

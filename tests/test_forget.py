@@ -5,7 +5,7 @@ import os
 
 import zstandard
 
-from conftest import snapshot
+from conftest import kill_when, snapshot
 
 SECRET = "The lighthouse keeper is named Ottoline Vasquez"
 KEPT = "My brother repairs violins in Cremona"
@@ -290,9 +290,7 @@ def test_kill_9_of_a_stream_forget_leaves_every_file_old_or_new_and_the_next_run
         run, home, utc, anima_bin, tmp_path):
     import random
     import shutil
-    import signal
     import subprocess
-    import time
 
     from test_consolidate import tree
 
@@ -311,13 +309,8 @@ def test_kill_9_of_a_stream_forget_leaves_every_file_old_or_new_and_the_next_run
         copy = tmp_path / f"trial{trial}"
         shutil.copytree(home, copy, symlinks=True)
         env = {**os.environ, "ANIMA_HOME": str(copy), "ANIMA_NOW": "2026-12-01T10:00:00Z"}
-        p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         pending = copy / "pipeline" / "forget.pending"
-        while not pending.exists() and p.poll() is None:
-            time.sleep(0.0003)
-        time.sleep(rng.uniform(0, 0.01))
-        p.send_signal(signal.SIGKILL)
-        killed += p.wait() == -signal.SIGKILL
+        killed += kill_when(argv, env, pending, rng.uniform(0, 0.01))
         midway += pending.exists()
         for path, data in tree(copy).items():
             if path != "pipeline/forget.pending":   # the journal of what is being done

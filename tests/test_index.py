@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import snapshot
+from conftest import kill_after, snapshot
 from sessions import write_session
 
 WORDS = ("tea coffee morning evening cat dog report meeting garden river music quiet loud green black "
@@ -60,6 +60,12 @@ def queries(seed, n=25):
 
 def recall_batch(run, text, *extra):
     return run("recall", "--batch", "--limit", "1000", *extra, input=text).stdout
+
+
+def binary_batch(anima_bin, env, text):
+    """recall_batch through the installed binary, in a process of its own."""
+    return subprocess.run([anima_bin, "recall", "--batch", "--limit", "1000"], input=text, env=env,
+                          capture_output=True, text=True).stdout
 
 
 @pytest.fixture
@@ -256,17 +262,12 @@ def test_two_rebuilds_at_once_one_is_busy(anima_bin, indexed, home):
 def test_a_rebuild_killed_at_any_moment_leaves_the_previous_index(anima_bin, indexed, home):
     env = {**os.environ, "ANIMA_HOME": str(home)}
     qs = queries(1)
-    good = subprocess.run([anima_bin, "recall", "--batch", "--limit", "1000"], input=qs, env=env,
-                          capture_output=True, text=True).stdout
+    good = binary_batch(anima_bin, env, qs)
     rng = random.Random(5)
     for _ in range(8):
-        p = subprocess.Popen([anima_bin, "index", "rebuild", "--jobs", "1"], env=env, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.02, 0.4))
-        p.send_signal(signal.SIGKILL)
-        p.wait()
+        kill_after([anima_bin, "index", "rebuild", "--jobs", "1"], env, rng.uniform(0.02, 0.4))
         assert subprocess.run([anima_bin, "index", "verify"], env=env, capture_output=True).returncode == 0
-        got = subprocess.run([anima_bin, "recall", "--batch", "--limit", "1000"], input=qs, env=env,
-                             capture_output=True, text=True).stdout
+        got = binary_batch(anima_bin, env, qs)
         assert got == good
 
 
@@ -294,12 +295,10 @@ def test_a_killed_rebuild_leaves_no_worker_holding_the_lock(anima_bin, indexed, 
 def test_recall_during_a_rebuild_answers_correctly(anima_bin, indexed, home):
     env = {**os.environ, "ANIMA_HOME": str(home)}
     qs = queries(1)
-    good = subprocess.run([anima_bin, "recall", "--batch", "--limit", "1000"], input=qs, env=env,
-                          capture_output=True, text=True).stdout
+    good = binary_batch(anima_bin, env, qs)
     p = subprocess.Popen([anima_bin, "index", "rebuild"], env=env)
     for _ in range(5):
-        got = subprocess.run([anima_bin, "recall", "--batch", "--limit", "1000"], input=qs, env=env,
-                             capture_output=True, text=True).stdout
+        got = binary_batch(anima_bin, env, qs)
         assert got == good
     assert p.wait(timeout=120) == 0
 
@@ -312,10 +311,7 @@ def test_status_text(run, indexed, home):
 
 def test_a_killed_rebuild_leaves_nothing_behind_after_the_next(anima_bin, indexed, home):
     env = {**os.environ, "ANIMA_HOME": str(home)}
-    p = subprocess.Popen([anima_bin, "index", "rebuild", "--jobs", "1"], env=env)
-    time.sleep(0.3)
-    p.send_signal(signal.SIGKILL)
-    p.wait()
+    kill_after([anima_bin, "index", "rebuild", "--jobs", "1"], env, 0.3)
     assert subprocess.run([anima_bin, "index", "rebuild"], env=env).returncode == 0
     assert sorted(p.name for p in (home / "index").iterdir()) == [".recall.sqlite.lock", "recall.sqlite"]
 

@@ -6,7 +6,7 @@ import zlib
 
 import pytest
 
-from conftest import snapshot
+from conftest import kill_after, snapshot
 
 T0 = "2026-11-01T00:00:00Z"
 
@@ -361,7 +361,6 @@ def test_fifty_processes_adding_at_once(anima_bin, inited):
 def test_kill_9_never_leaves_a_torn_note(anima_bin, inited):
     """200 `note add`s, each killed with SIGKILL at a random moment of its run (~70 ms)."""
     import random
-    import signal
     import subprocess
 
     env = {**os.environ, "ANIMA_HOME": str(inited)}
@@ -371,11 +370,7 @@ def test_kill_9_never_leaves_a_torn_note(anima_bin, inited):
     for i in range(200):
         text = f"I am note {i} {''.join(rng.choice('abcdefghijklmnopqrstuvwxyz') for _ in range(30))}."
         written.add(text)
-        p = subprocess.Popen([anima_bin, "note", "add", text], env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.02, 0.1))
-        p.send_signal(signal.SIGKILL)
-        p.wait()
+        kill_after([anima_bin, "note", "add", text], env, rng.uniform(0.02, 0.1))
         current = lines(inited) if (notes_dir(inited) / "notes.md").exists() else []
         assert set(current) <= written
         for name in ("meta.json", "heat.json"):
