@@ -7,33 +7,21 @@ archive by `anima stream roll`. Measured: one cold `anima consolidate` process, 
 home. No target: the figure is reported (a nightly job).
 """
 
-import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
+from homes import ANIMA, said, sh
+
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
-BIN = os.path.dirname(sys.executable)
-ANIMA = os.path.join(BIN, "anima")
 N = 500
 
 
-def sh(argv, env, **kwargs):
-    return subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, **kwargs)
-
-
 def a_day(home: str) -> None:
-    env = {**os.environ, "ANIMA_HOME": home, "ANIMA_NOW": "2026-11-30T09:00:00Z"}
-    sh([ANIMA, "init", "--lang", "en"], env, stderr=subprocess.DEVNULL)
-    speakers = ("Alice", "Bob", "Carol", "Dan")
-    events = "".join(json.dumps({"text": f"Message {k}: shall we meet at {k % 24}:00 about the plan?",
-                                 "speaker": speakers[k % 4], "scene": "chat"}) + "\n" for k in range(N))
-    sh([ANIMA, "say", "--json"], env, input=events.encode())
-    sh([ANIMA, "preprocess"], env)
+    env = said(home, N, ANIMA_NOW="2026-11-30T09:00:00Z")
     sh([ANIMA, "internalize"], env)
     sh([ANIMA, "stream", "roll", "--force"], env)
     sh([sys.executable, "-c", f"""

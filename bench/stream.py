@@ -12,7 +12,6 @@ The machine is shared and noisy: the per-event figures are the best of BENCH_DRA
 fresh homes, the ratios medians of interleaved runs.
 """
 
-import json
 import os
 import statistics
 import subprocess
@@ -20,28 +19,18 @@ import sys
 import tempfile
 import time
 
+from homes import ANIMA, said, sh
+
 RUNS = int(os.environ.get("BENCH_RUNS", "20"))
 DRAINS = int(os.environ.get("BENCH_DRAINS", "3"))
-BIN = os.path.dirname(sys.executable)
-ANIMA = os.path.join(BIN, "anima")
 N = 1000
-
-
-def sh(argv, env, **kwargs):
-    return subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, **kwargs)
 
 
 def drains_ms_per_event(tmp: str, i: int) -> tuple[float, float]:
     """A fresh home: 1,000 messages said and preprocessed, then one `anima internalize`; then
     1,000 decisions thought (written in one helper process), then one `anima externalize`."""
     home = os.path.join(tmp, f"drain{i}")
-    env = {**os.environ, "ANIMA_HOME": home}
-    sh([ANIMA, "init", "--lang", "en"], env, stderr=subprocess.DEVNULL)
-    speakers = ("Alice", "Bob", "Carol", "Dan")
-    events = "".join(json.dumps({"text": f"Message {k}: shall we meet at {k % 24}:00 about the plan?",
-                                 "speaker": speakers[k % 4], "scene": "chat"}) + "\n" for k in range(N))
-    sh([ANIMA, "say", "--json"], env, input=events.encode())
-    sh([ANIMA, "preprocess"], env)
+    env = said(home, N)
     start = time.perf_counter()
     sh([ANIMA, "internalize"], env)
     internalize = (time.perf_counter() - start) * 1000 / N
