@@ -1,4 +1,14 @@
-"""The time anima runs at: now, or ANIMA_NOW (RFC 3339) for tests and replays."""
+"""The two times anima reads: her time, and the time files are stamped with.
+
+`now` is the time anima lives at: ANIMA_NOW (RFC 3339) when set, for tests and replays, else
+the system clock.
+
+`files_now_ns` is the time the kernel stamps files with right now. A file's age (a claim, a
+hot session, a backlog) and whether a cache may trust a file's signature are measured
+against it, never against `now`: ANIMA_NOW moves her time, not the files', and a process
+whose clock is moved (faketime, a container's time namespace) still sees the files' real
+stamps.
+"""
 
 import os
 import time
@@ -10,6 +20,21 @@ def now() -> float:
     if fixed:
         return parse(fixed, "ANIMA_NOW")
     return time.time()
+
+
+def files_now_ns() -> int:
+    """Nanoseconds since the epoch by the clock that stamps files.
+
+    A new pipe's inode is stamped by that very clock (the kernel's coarse real-time clock, the
+    one mtime and ctime come from), so its fstat reads it in three system calls and writes
+    nothing. Where a pipe carries no stamp, the system clock."""
+    r, w = os.pipe()
+    try:
+        stamp = os.fstat(r).st_mtime_ns
+    finally:
+        os.close(r)
+        os.close(w)
+    return stamp or time.time_ns()
 
 
 def parse(text: str, what: str, error=None) -> float:

@@ -9,7 +9,7 @@ import json
 import os
 import re
 
-from anima import fs
+from anima import clock, fs
 from anima.errors import ConfigError, UsageError
 
 SECTION_NAMES = ("self", "notes", "profile", "conclusions", "habits", "project")
@@ -351,10 +351,8 @@ def load(path: str, environ=os.environ) -> Config:
 def _load_file(path: str) -> dict:
     """The file's validated settings over the defaults, from cache/config.json while the file is
     unchanged: parsing TOML in pure Python costs more than the rest of a quick command."""
-    import time
-
     cache = os.path.join(os.path.dirname(path), "cache", "config.json")
-    started = time.time_ns()
+    started = clock.files_now_ns()
     sig = fs.signature(path)
     try:
         with open(cache, "rb") as f:

@@ -144,7 +144,7 @@ def dispatch(home, cfg, by: str = "anima dispatch") -> dict:
     """Carry out every waiting action; return counts."""
     actions = queues.Queue(home, "action")
     inbox = queues.Queue(home, "pending")
-    actions.recover(300)
+    actions.recover()
     journal = Journal(home)
     counts = {"done": 0, "failed": 0, "skipped": 0}
     malformed: list = []

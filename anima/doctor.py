@@ -94,10 +94,10 @@ def index_lines(home, cfg):
         yield Line(OK, "index", f"{s['indexed']} sessions indexed, {s['hot']} hot, built {s['built']}")
 
 
-def queue_lines(home, now):
+def queue_lines(home):
     from anima import metrics
 
-    m = metrics.collect(home, now)
+    m = metrics.collect(home)
     late = [(name, q) for name, q in m["queues"].items()
             if q["oldest_age_sec"] is not None and q["oldest_age_sec"] > BACKLOG_LATE_SEC]
     waiting = sum(q["waiting"] for q in m["queues"].values())
@@ -223,7 +223,7 @@ def run(home, now: float | None = None, environ=os.environ) -> list[Line]:
     lines.extend(more)
     if cfg is None:
         return lines
-    for more in (index_lines(home, cfg), queue_lines(home, now), tick_lines(home, now),
+    for more in (index_lines(home, cfg), queue_lines(home), tick_lines(home, now),
                  consolidate_lines(home, now), model_lines(home, cfg, now, environ)):
         lines.extend(more)
     return lines

@@ -25,9 +25,8 @@ rebuild drops them.
 
 import json
 import os
-import time
 
-from anima import fs, fts
+from anima import clock, fs, fts
 from anima.errors import DataError, Refused
 
 NAME = "recall.sqlite"
@@ -189,7 +188,7 @@ def _cold(sig, now_ns: int, hot_minutes: int) -> bool:
 
 
 def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None) -> Plan:
-    now_ns = time.time_ns() if now_ns is None else now_ns
+    now_ns = clock.files_now_ns() if now_ns is None else now_ns
     known = dict(con.execute("SELECT path, sig FROM files"))
     hot_before = now_ns - hot_minutes * 60 * 1_000_000_000
     result = Plan()
@@ -225,7 +224,7 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
     directory = home.ensure("index")
     target = os.path.join(directory, NAME)
     with fs.locked(target, wait=False, what="the recall index (a rebuild or update is running)"):
-        started = time.time_ns()
+        started = clock.files_now_ns()
         files = transcripts.session_files(home, cfg)
         cold = [(p, sig) for p in files if _cold(sig := fs.signature(p), started, cfg["index.hot_minutes"])]
         tmp = os.path.join(directory, f".{NAME}.{os.getpid()}.build")
@@ -553,7 +552,6 @@ def status(home, cfg) -> dict:
         raise Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one") from None
     finally:
         con.close()
-    from anima import clock
 
     info.update(indexed=len(p.current), hot=len(p.hot), stale=len(p.stale), missing=len(p.missing),
                 dead_rows=n_row - live, size=os.path.getsize(target),

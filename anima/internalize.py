@@ -43,7 +43,6 @@ from anima.stream import TOPIC, Stream, clean, heading, parse_heading, sha
 BY = "internalize"
 NAME_MAX = 40
 QUOTE_MAX = 1000
-CLAIM_TIMEOUT_SEC = 300
 
 # inside a quotation, every mark that could open or close one becomes its nested form
 _NEST = str.maketrans({"“": "‘", "”": "’", '"': "'", "＂": "'", "「": "『", "」": "』"})
@@ -458,7 +457,7 @@ class Internalizer:
         from anima.llm import Invalid
 
         queue = queues.Queue(self.home, "message")
-        queue.recover(CLAIM_TIMEOUT_SEC)
+        queue.recover()
         counts = {"narrated": 0, "skipped": 0, "dead": 0}
         dead: list = []
         taken = 0

@@ -8,9 +8,8 @@ log/llm.jsonl (when there is one).
 
 import json
 import os
-import time
 
-from anima import fs, queues
+from anima import clock, fs, queues
 
 
 def _names(directory: str) -> list[str]:
@@ -28,8 +27,8 @@ def _mtime(path: str) -> float | None:
         return None
 
 
-def collect(home, now: float | None = None) -> dict:
-    now = time.time() if now is None else now
+def collect(home) -> dict:
+    now = clock.files_now_ns() / 1e9  # every age here is a file's: by the clock that stamps them
     dead_dir = home.path("pipeline", queues.DEAD)
     dead_by_queue: dict[str, int] = {}
     for name in _names(dead_dir):

@@ -15,7 +15,6 @@ from anima.errors import DataError
 
 EVENT_TYPES = ("message", "system", "action")
 ENVELOPE_FIELDS = ("source_type", "trace_id", "ttl_sec")
-CLAIM_TIMEOUT_SEC = 300  # a claim older than this belongs to a consumer that died
 
 
 def event(obj, what: str, node: str) -> dict:
@@ -77,7 +76,7 @@ def preprocess(home, by: str = "anima preprocess") -> dict:
     counts = {"delivered": 0, "dead": 0}
     for name in ("pending", "system", "rhythm"):
         source = queues.Queue(home, name)
-        source.recover(CLAIM_TIMEOUT_SEC)
+        source.recover()
         dead: list = []
         for file, doc in source.take(by, dead):
             env = doc["envelope"]

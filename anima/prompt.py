@@ -8,9 +8,8 @@ small file and prints it.
 
 import json
 import os
-import time
 
-from anima import fs
+from anima import clock, fs
 from anima.config import SECTION_NAMES
 
 BUDGETED = ("notes", "profile", "conclusions", "habits")
@@ -348,7 +347,7 @@ def build(home, cwd: str, lang: str | None, names: list[str] | None, environ=os.
     path = cache_path(home, key)
     prompt = cached(path, key)
     if prompt is None:
-        started = time.time_ns()
+        started = clock.files_now_ns()
         cfg = config.load(home.config, environ)
         ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], inputs=[home.config])
         prompt = assemble(ctx, names if names is not None else cfg["prompt.sections"])
@@ -362,7 +361,5 @@ def build(home, cwd: str, lang: str | None, names: list[str] | None, environ=os.
 
 def log_injection(home, prompt: Prompt) -> None:
     """One line of log/injections.jsonl per call: when, and what was injected (anima why)."""
-    from anima import clock
-
     line = json.dumps({"at": clock.iso(clock.now()), **prompt.record}, ensure_ascii=False) + "\n"
     fs.append(home.path("log", "injections.jsonl"), line, durable=False)  # every turn: no fsync

@@ -34,6 +34,7 @@ QUEUES = {  # name -> (directory under pipeline/, file name prefix)
     "rhythm": ("rhythm/triggers", "trigger"),
 }
 DEAD = "dead_letter"
+CLAIM_TIMEOUT_SEC = 300  # a claim older than this belongs to a consumer that died
 
 
 def new_id(prefix: str) -> str:
@@ -165,15 +166,17 @@ class Queue:
         source = os.path.join(self.dir, "cur", name) if claimed else os.path.join(self.dir, name)
         os.replace(source, os.path.join(self.dead, name))
 
-    def recover(self, timeout_sec: float) -> list[str]:
-        """Return claims older than `timeout_sec` to the queue (their consumer died)."""
+    def recover(self, timeout_sec: float | None = None) -> list[str]:
+        """Return claims older than `timeout_sec` (CLAIM_TIMEOUT_SEC) to the queue: their
+        consumer died."""
+        timeout_sec = CLAIM_TIMEOUT_SEC if timeout_sec is None else timeout_sec
         cur = os.path.join(self.dir, "cur")
         back = []
         try:
             names = os.listdir(cur)
         except FileNotFoundError:
             return back
-        now = time.time()
+        now = clock.files_now_ns() / 1e9
         for name in names:
             path = os.path.join(cur, name)
             try:

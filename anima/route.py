@@ -172,7 +172,7 @@ def _run(home, rules: list, by: str) -> dict:
     counts = {"moved": 0, "merged": 0, "dead": 0}
     for rule in rules:
         source = queues.Queue.of(home, rule["from"])
-        source.recover(300)  # what a killed route left claimed
+        source.recover()  # what a killed route left claimed
         if rule["kind"] == "merge":
             _merge(home, rule, source, counts, by)
             continue

@@ -68,10 +68,9 @@ import json
 import math
 import os
 import re
-import time
 from datetime import datetime, timezone
 
-from anima import fs
+from anima import clock, fs
 from anima.errors import AnimaError, DataError, Refused, UsageError
 
 SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
@@ -423,7 +422,7 @@ def read_session(path: str, cache_dir: str | None, cache_max: int, warn) -> Sess
 
 def _read(path: str, cache, warn, summary=None, started=None, sig=None) -> Session | None:
     if started is None:
-        started, sig = time.time_ns(), fs.signature(path)
+        started, sig = clock.files_now_ns(), fs.signature(path)
     if cache is not None and sig is not None:
         entry = cache.get(path, sig)
         if entry is not None:
@@ -509,7 +508,7 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
         summary = _Summary(os.path.join(directory, SUMMARY))
     first: dict[str, str] = {}
     for path in session_files(home, cfg) if paths is None else paths:
-        started = time.time_ns()
+        started = clock.files_now_ns()
         sig = fs.signature(path)
         known = summary.get(path, sig) if summary is not None else None
         scanned = None
@@ -767,7 +766,7 @@ class _Cache:
             fs.ensure_dir(self.dir)
             fs.atomic_write(entry_path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")), durable=False)
             self.used.add(entry_path)
-            entries[entry_path] = time.time_ns()
+            entries[entry_path] = clock.files_now_ns()
         except (OSError, ValueError, AnimaError):
             pass
 
@@ -812,8 +811,6 @@ def check_session_id(sid: str) -> str:
 
 def append(home, session_id: str, role: str, text: str, now: float) -> tuple[str, int]:
     """Append one turn to sessions/ID.jsonl (made, header first, if new); return (path, its line)."""
-    from anima import clock
-
     check_session_id(session_id)
     if role not in WHO:
         raise UsageError(f"role {role!r}: must be user or assistant")

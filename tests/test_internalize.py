@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from anima import internalize
+from anima import internalize, queues
 
 from conftest import kill_after
 
@@ -258,7 +258,7 @@ def test_idempotent_across_runs_and_crashes(run, home, monkeypatch):
         m.setattr(fs, "append", no_text)
         h = Home(str(home))
         internalize.Internalizer(h, load(h.config)).drain(None)
-    monkeypatch.setattr(internalize, "CLAIM_TIMEOUT_SEC", 0)  # the killed run's claims come back
+    monkeypatch.setattr(queues, "CLAIM_TIMEOUT_SEC", 0)  # the killed run's claims come back
     out = internalize_(run)
     assert "“third”" in out and "“second”" not in out
     assert [b.split(":")[1].split(".")[0].strip() for b in bodies(home)] == ["“first”", "“second”", "“third”"]
@@ -282,7 +282,7 @@ def test_a_crash_then_a_roll_still_narrates_once(run, home, monkeypatch):
         h = Home(str(home))
         internalize.Internalizer(h, load(h.config)).drain(None)
     assert run("stream", "roll", "--force", "--now", "2026-11-30T09:00:00Z").exit_code == 0
-    monkeypatch.setattr(internalize, "CLAIM_TIMEOUT_SEC", 0)
+    monkeypatch.setattr(queues, "CLAIM_TIMEOUT_SEC", 0)
     assert internalize_(run, when="2026-11-30T09:01:00Z") == ""
     assert now_md(home) == ""
     archived = (home / "self" / "stream" / "archive" / "2026-11-30.md").read_text()
