@@ -94,10 +94,11 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn) -> s
             steps.append(("rm", "-q", "--cached", "--ignore-unmatch", "--", *gone))
         # --allow-empty: a concurrent command may have committed this file with its own change;
         # this command's commit still says what it did
-        steps.append(("commit", "-q", "--allow-empty", "-m", text, "--", *changed))
+        # user.useConfigOnly: an identity git would guess from the host (root@vm) is none
+        steps.append(("-c", "user.useConfigOnly=true", "commit", "-q", "--allow-empty", "-m", text, "--", *changed))
         for step in steps:
             done = _git(home, *step)
-            if done.returncode != 0 and step[0] == "commit" and \
+            if done.returncode != 0 and "commit" in step and \
                     ("tell me who you are" in done.stderr or "empty ident" in done.stderr):
                 done = _git(home, "-c", "user.name=anima", "-c", "user.email=anima@localhost", *step)
             if done.returncode != 0:
