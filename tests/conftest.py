@@ -1,3 +1,4 @@
+import calendar
 import os
 import shutil
 import signal
@@ -14,13 +15,26 @@ VENV_BIN = os.path.dirname(sys.executable)
 ANIMA_BIN = shutil.which("anima", path=VENV_BIN) or shutil.which("anima")
 
 
+# The moment every test lives at, unless it says otherwise: a test reads the same dates on
+# any day it runs (a test that needs the real clock is marked real_clock).
+NOW = "2026-11-30T21:05:00Z"
+
+
+def after_now(seconds: float) -> str:
+    """The RFC 3339 time `seconds` after NOW."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(calendar.timegm(time.strptime(NOW, "%Y-%m-%dT%H:%M:%SZ"))
+                                                            + seconds))
+
+
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    """Every test gets its own ANIMA_HOME and no other ANIMA_* variable."""
+def home(tmp_path, monkeypatch, request):
+    """Every test gets its own ANIMA_HOME, ANIMA_NOW fixed, and no other ANIMA_* variable."""
     for var in list(os.environ):
         if var.startswith("ANIMA_"):
             monkeypatch.delenv(var)
     monkeypatch.setenv("LANG", "C.UTF-8")
+    if request.node.get_closest_marker("real_clock") is None:
+        monkeypatch.setenv("ANIMA_NOW", NOW)
     root = tmp_path / "home"
     monkeypatch.setenv("ANIMA_HOME", str(root))
     return root
@@ -94,3 +108,49 @@ def kill_when(argv: list, env: dict, path, then: float = 0.0) -> bool:
     time.sleep(then)
     p.send_signal(signal.SIGKILL)
     return p.wait() == -signal.SIGKILL
+
+
+def wait_until(condition, timeout: float = 30.0, what: str = "the condition"):
+    """Poll `condition` until it returns something true, and return that; fail after `timeout`
+    seconds (a bound on a hang, not a measure of speed)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.005)
+
+
+def wchan(pid: int) -> str:
+    """What process `pid` is blocked in (the kernel's wait channel), "" once it is gone."""
+    try:
+        with open(f"/proc/{pid}/wchan") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def file_time(offset: float = 0.0) -> float:
+    """Now by the clock that stamps files (anima.clock.files_now_ns), plus `offset` seconds:
+    an mtime to give a file that is `-offset` seconds old, whatever the process clock says."""
+    from anima import clock
+
+    return clock.files_now_ns() / 1e9 + offset
+
+
+def endless_stdin(argv: list, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run `argv` with yes(1) on its stdin: a command that reads all of its input never ends,
+    and the timeout fails the test."""
+    feeder = subprocess.Popen(["yes", "I"], stdout=subprocess.PIPE)
+    try:
+        return subprocess.run(argv, stdin=feeder.stdout, capture_output=True, text=True, env=env, timeout=60)
+    finally:
+        feeder.kill()
+        feeder.wait()
+
+
+def interruptible():
+    """preexec_fn for a child that must take Ctrl-C: SIGINT back to its default, which a
+    runner started in the background (SIGINT ignored) would otherwise pass on."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -15,6 +15,8 @@ import sys
 import textwrap
 import time
 
+from conftest import wchan
+
 WRITERS = 20
 
 
@@ -25,14 +27,6 @@ def bodies(n: int) -> list[str]:
                                                for line in range(14))
         for i in range(n)
     ]
-
-
-def wchan(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/wchan") as f:
-            return f.read()
-    except OSError:
-        return ""
 
 
 def race_self_set(anima_bin, texts: list[str]) -> list[subprocess.CompletedProcess]:

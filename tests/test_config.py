@@ -98,9 +98,10 @@ def test_bool_and_list_values_parse(run, inited):
 
 def backdate(path):
     import os
-    import time
 
-    past = time.time() - 3600
+    from conftest import file_time
+
+    past = file_time(-3600)
     os.utime(path, (past, past))
 
 

@@ -12,7 +12,7 @@ import time
 
 import yaml
 
-from conftest import kill_after, kill_when, snapshot
+from conftest import kill_after, kill_when, snapshot, wait_until, wchan
 
 NIGHT = "2026-12-01T04:00:00Z"
 NIGHT2 = "2026-12-02T04:00:00Z"
@@ -400,7 +400,7 @@ def test_a_self_set_while_accept_waits_for_the_block_wins(run, home, utc, anima_
     with fs.locked(str(block)):  # accept checks the proposal, then waits here for the block
         p = subprocess.Popen([anima_bin, "self", "accept", pid], stderr=subprocess.PIPE, text=True,
                              env={**os.environ, "ANIMA_HOME": str(home)})
-        time.sleep(1.0)
+        wait_until(lambda: "lock" in wchan(p.pid), what="accept to wait for the block's lock")
         block.write_text(block.read_text().replace("\n---\n", "\n---\nA person's line, written meanwhile.\n", 1))
     assert p.wait(timeout=30) == 77 and "changed since it was proposed" in p.stderr.read()
     assert "A person's line, written meanwhile." in block.read_text()

@@ -5,9 +5,10 @@ import json
 import os
 import socket
 import threading
-import time
 
 import pytest
+
+from conftest import NOW, after_now, file_time
 
 
 def lines(result):
@@ -37,13 +38,13 @@ def test_a_broken_home_says_what_and_how_to_fix_it(run, home):
     assert run("preprocess").exit_code == 0
     queue = home / "pipeline" / "message_queue"
     waiting = [p for p in queue.iterdir() if p.is_file()]
-    old = time.time() - 3600
+    old = file_time(-3600)
     for p in waiting:
         os.utime(p, (old, old))
     dead = home / "pipeline" / "dead_letter"
     (dead / "x.json").write_text("{}")
     (dead / "x.json.reason").write_text(json.dumps({"queue": "action", "why": "test"}))
-    later = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 2 * 3600))
+    later = after_now(2 * 3600)
     r = run("doctor", env={"ANIMA_NOW": later})
     assert r.exit_code == 0  # warnings only
     got = lines(r)
@@ -113,7 +114,7 @@ def test_the_model_endpoint_is_reached_and_the_budget_told(run, home, endpoint):
     r = run("doctor", env={"OPENAI_BASE_URL": closed})
     assert r.exit_code == 1 and lines(r)["model"][0] == "FAIL"
 
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    now = NOW
     (home / "log" / "llm.jsonl").write_text("".join(json.dumps({"at": now, "ok": True}) + "\n" for _ in range(60)))
     Models.status = 200
     got = lines(run("doctor", env=env))
@@ -145,7 +146,7 @@ def test_consolidate_is_expected_once_something_was_lived(run, home):
     assert r.exit_code == 0, r.stderr
     got = lines(run("doctor"))
     assert got["consolidate"][0] == "OK" and "last consolidate" in got["consolidate"][2]
-    later = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3 * 86400))
+    later = after_now(3 * 86400)
     got = lines(run("doctor", env={"ANIMA_NOW": later}))
     assert got["consolidate"][0] == "WARN"
 
@@ -170,7 +171,6 @@ def test_an_index_that_no_longer_covers_a_session(run, home):
     assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
     got = lines(run("doctor"))
     assert got["index"][0] == "OK" and got["index"][2].startswith("1 sessions indexed")
-    time.sleep(0.01)
     assert run("session", "append", "--session", "s1", "--role", "user", "And coffee.").exit_code == 0
     r = run("doctor")
     assert r.exit_code == 0

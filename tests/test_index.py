@@ -2,13 +2,13 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import kill_after, snapshot
+from conftest import file_time, kill_after, snapshot, wait_until
 from sessions import write_session
 
 WORDS = ("tea coffee morning evening cat dog report meeting garden river music quiet loud green black "
@@ -18,7 +18,7 @@ CJK = "绿茶咖啡早上晚上猫狗报告会议花园河流音乐安静大声�
 
 def backdate(home, *paths):
     """Make session files cold (an hour old): these, or every one under sessions/."""
-    past = time.time() - 3600
+    past = file_time(-3600)
     if not paths:
         paths = [os.path.join(d, n) for d, _, names in os.walk(home / "sessions") for n in names]
     for p in paths:
@@ -278,15 +278,14 @@ def test_a_killed_rebuild_leaves_no_worker_holding_the_lock(anima_bin, indexed, 
     generate(home, 9, sessions=1500, turns=60)  # a shard of most of a second
     p = subprocess.Popen([anima_bin, "index", "rebuild", "--jobs", "2"], env=env, stderr=subprocess.DEVNULL)
     children = Path(f"/proc/{p.pid}/task/{p.pid}/children")
-    deadline = time.monotonic() + 20
-    while not children.read_text().split() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    worker = Path(f"/proc/{children.read_text().split()[0]}/stat")
-    time.sleep(0.1)
+    worker = Path(f"/proc/{wait_until(lambda: children.read_text().split(), what='a worker')[0]}/stat")
+    shard = home / "index" / f".recall.sqlite.{p.pid}.build.1"
+    wait_until(shard.exists, what="the worker's shard")
     p.send_signal(signal.SIGKILL)
     p.wait()
-    time.sleep(0.3)  # (a worker left to finish its shard would run, and hold the lock, for most of a second)
-    assert not worker.exists() or worker.read_text().split()[2] == "Z"
+    wait_until(lambda: not worker.exists() or worker.read_text().split()[2] == "Z", what="the worker to exit")
+    with sqlite3.connect(shard) as con:  # it stopped at its next transcript, not at the end of its shard
+        assert con.execute("SELECT count(*) FROM turns").fetchone() == (0,)
     r = subprocess.run([anima_bin, "index", "rebuild", "--jobs", "2"], env=env, capture_output=True, text=True)
     assert (r.returncode, r.stderr) == (0, "")
     assert subprocess.run([anima_bin, "index", "verify"], env=env).returncode == 0

@@ -257,9 +257,9 @@ def test_timeout_and_http_500_are_exit_69_and_nothing_is_lost(run, home, model):
     setup(run, home, llm__timeout_sec=1)
     say(run, "are you there?", "Alice")
     model.script.append({"sleep": 2.5, "content": json.dumps({"experience": "too late"})})
-    started = time.monotonic()
+    asked = len(model.requests)
     r = internalize(run, "--llm", "openai")
-    assert time.monotonic() - started < 2.4  # our timeout, no retries of the SDK's own
+    assert len(model.requests) == asked + 1  # our timeout, no retries of the SDK's own
     assert r.exit_code == 69 and r.stdout == ""
     assert r.stderr == "anima: model backend openai: timed out after 1 s\n"
     assert len(waiting(home)) == 1 and claimed(home) == [] and now_md(home) == ""

@@ -143,8 +143,8 @@ def test_crontab_wires_tick_loop_index_and_consolidate(env, home):
     assert "Eve said: “from cron”" in now_md(home)
 
 
-@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed (make lint installs it)")
 def test_scripts_are_shellcheck_clean():
+    assert shutil.which("shellcheck"), "shellcheck is missing: `make tools` installs it"
     scripts = [os.path.join(ROOT, "bin", name) for name in sorted(os.listdir(os.path.join(ROOT, "bin")))]
     r = subprocess.run(["shellcheck", *scripts], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout

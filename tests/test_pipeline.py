@@ -2,7 +2,6 @@ import json
 import os
 import random
 import subprocess
-import time
 
 import pytest
 
@@ -188,27 +187,3 @@ def test_metrics_count_the_files(run, home):
     assert 'anima_queue_waiting{queue="message"} 2\n' in prom
     for line in prom.splitlines():  # every sample line: name{labels} value
         assert line.startswith("# ") or line.split()[-1].replace(".", "").isdigit()
-
-
-@pytest.mark.slow
-def test_eight_producers_and_two_consumers_racing_for_thirty_seconds(anima_bin, home):
-    """The issue's race, at full length: every event in message_queue exactly once, nothing
-    left in tmp/ or claimed."""
-    env = {**os.environ, "ANIMA_HOME": str(home)}
-    end = time.time() + 30
-    producers = [subprocess.Popen(
-        ["bash", "-c", f'i=0; while [ $(date +%s) -lt {int(end)} ]; do i=$((i+1)); '
-                       f'"{anima_bin}" say "p{p}-$i" --speaker p{p} >/dev/null || exit 1; done; echo $i'],
-        env=env, stdout=subprocess.PIPE, text=True) for p in range(8)]
-    consumers = [subprocess.Popen(
-        ["bash", "-c", f'while [ $(date +%s) -lt {int(end)} ]; do "{anima_bin}" preprocess || exit 1; done'], env=env)
-        for _ in range(2)]
-    said = {p: int(proc.communicate(timeout=120)[0]) for p, proc in enumerate(producers)}
-    assert all(proc.wait(timeout=120) == 0 for proc in consumers)
-    subprocess.run([anima_bin, "preprocess"], env=env, check=True)
-    texts = sorted(m["payload"]["text"] for m in msgs(home))
-    assert texts == sorted(f"p{p}-{i}" for p, n in said.items() for i in range(1, n + 1))
-    assert sum(said.values()) > 100
-    left = [p for q in ("inbox/pending", "message_queue") for part in ("tmp", "cur")
-            for p in (home / "pipeline" / q / part).glob("*")]
-    assert left == []

@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -296,19 +295,3 @@ def test_import_is_cheap():
             "print(sorted(m for m in set(sys.modules) - before if not m.startswith('anima')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
     assert proc.stdout.strip() == "[]"
-
-
-def test_scanning_1000_notes_is_fast():
-    base = [
-        "I tend to over-explain when I am unsure; I will try shorter answers next time, starting with the result. ",
-        "我发现自己在用户着急的时候会说得太多，下次先给结论。我今天连续处理了 20 个问题，耐心还在，版本 2.10.3 。",
-        "I worked through 3 steps and 12 files today; timestamp 1764480000, date 20261130, port 8080, 4 threads. ",
-        "The user gave me zhang@example.com and 13812345678; I should not keep either, nor talk about salary. ",
-    ]
-    notes = [(b * 5)[:196] + f"{i:04d}" for i, b in enumerate(base * 250)]
-    assert len(notes) == 1000 and all(len(n) == 200 for n in notes)
-    scan(notes[0])
-    start = time.perf_counter()
-    for note in notes:
-        scan(note)
-    assert time.perf_counter() - start < 1.0

@@ -1,11 +1,12 @@
 import os
 import re
-import time
 
 import pytest
 
 from anima import prompt
 from anima.prompt import Item, fence, fill
+
+from conftest import file_time
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def project(tmp_path):
 
 def age(*roots):
     """Backdate every file so that the prompt cache trusts it (see fs.RACY_NS)."""
-    past = time.time() - 3600
+    past = file_time(-3600)
     for root in roots:
         for dirpath, _, names in os.walk(root):
             for name in names:
@@ -188,7 +189,7 @@ def test_cache_is_invalidated_by_an_edit_to_any_input(run, inited, project, edit
 
 def test_a_just_modified_input_is_not_cached(run, inited, project):
     age(inited, project)
-    now = time.time()
+    now = file_time()
     os.utime(project / "AGENTS.md", (now, now))
     run("prompt", "--cwd", str(project))
     assert cache_files(inited) == []

@@ -1,12 +1,13 @@
 import json
 import os
-import time
 
 import pytest
 
 from anima import queues
 from anima.errors import DataError
 from anima.home import Home
+
+from conftest import file_time
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ def test_recover_returns_old_claims_only(q):
     old, new = q.deliver(doc("a")), q.deliver(doc("b"))
     q.claim(old)
     q.claim(new)
-    past = time.time() - 3600
+    past = file_time(-3600)
     os.utime(os.path.join(q.dir, "cur", old), (past, past))  # utime does not move ctime back...
     assert q.recover(3600) == []
     assert sorted(q.recover(0)) == sorted([old, new])      # ...so a zero timeout takes every claim back

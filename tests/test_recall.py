@@ -223,10 +223,11 @@ def test_a_file_with_escaped_unicode_is_still_searched(run, home):
 
 def backdate(*paths):
     import os
-    import time
+
+    from conftest import file_time
 
     for p in paths:
-        os.utime(p, (time.time() - 3600, time.time() - 3600))
+        os.utime(p, (file_time(-3600), file_time(-3600)))
 
 
 @pytest.mark.parametrize("cache_sessions", ["0", "1", "60"])

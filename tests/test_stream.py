@@ -8,7 +8,7 @@ import signal
 import subprocess
 import time
 
-from conftest import snapshot
+from conftest import interruptible, snapshot
 
 T0 = "2026-11-30T21:05:07Z"
 
@@ -100,7 +100,8 @@ def test_stream_tail(run, home):
 
 def test_stream_follow_in_a_real_process(anima_bin, home, run):
     think(run, "before")
-    proc = subprocess.Popen([anima_bin, "stream", "-n", "2", "-f"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([anima_bin, "stream", "-n", "2", "-f"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=interruptible)
     try:
         assert proc.stdout.readline() == b"before\n"
         assert proc.stdout.readline() == b"\n"
@@ -113,8 +114,8 @@ def test_stream_follow_in_a_real_process(anima_bin, home, run):
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=10) == 0
     assert proc.stderr.read() == b""
-    proc = subprocess.Popen([anima_bin, "stream", "-f"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(0.3)
+    proc = subprocess.Popen([anima_bin, "stream", "-n", "1", "-f"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline() == b"\n"  # following: its SIGTERM handler is in place
     proc.terminate()
     assert proc.wait(timeout=10) == 0
     assert proc.stderr.read() == b""
