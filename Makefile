@@ -13,7 +13,7 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test lint bench man completions install uninstall clean tools
+.PHONY: help demo test test-later lint bench man completions install uninstall clean tools
 
 help: ## Show this list of targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -23,21 +23,25 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-tools: ## Install the system tools the tests use (groff for man-page lint).
-	@command -v groff >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq groff-base >/dev/null; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq groff-base >/dev/null; fi; }
+tools: ## Install the system tools the tests use (groff, shellcheck, faketime).
+	@missing=""; \
+	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
+	command -v faketime >/dev/null 2>&1 || missing="$$missing faketime"; \
+	command -v shellcheck >/dev/null 2>&1 || missing="$$missing shellcheck"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq $$missing >/dev/null; fi; fi
 
 demo: $(STAMP) ## Run the whole loop on a throwaway home with the offline backend.
 	PATH="$(CURDIR)/$(BIN):$$PATH" bin/anima-demo
 
-test: $(STAMP) tools ## Install into .venv and run the test suite.
-	$(BIN)/pytest -q
+test: $(STAMP) tools ## Install into .venv and run the test suite (one worker per core).
+	$(BIN)/pytest -q -n auto
+
+test-later: $(STAMP) tools ## Run the suite again with the clock three years ahead (faketime).
+	faketime '+3 years' $(BIN)/pytest -q -n auto
 
 lint: $(STAMP) tools ## Lint the code (ruff), the scripts in bin/ (shellcheck) and the man pages (groff).
-	@command -v shellcheck >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq shellcheck >/dev/null; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq shellcheck >/dev/null; fi; }
 	$(BIN)/ruff check anima tests bench
 	shellcheck bin/*
 	for page in man/*.[15]; do groff -man -ww -z $$page || exit 1; done
