@@ -12,7 +12,7 @@ import sys
 import click
 
 from anima import __version__
-from anima.errors import SOFTWARE, AnimaError
+from anima.infra.errors import SOFTWARE, AnimaError
 
 # name -> (module:attribute, one-line help)
 COMMANDS = {
@@ -76,8 +76,8 @@ class AnimaGroup(click.Group):
         return name, cmd, args[1:]
 
     def invoke(self, ctx):
-        if "anima.fs" in sys.modules:  # one process may run many commands (tests, the MCP server)
-            sys.modules["anima.fs"].CHANGED.clear()
+        if "anima.infra.fs" in sys.modules:  # one process may run many commands (tests, the MCP server)
+            sys.modules["anima.infra.fs"].CHANGED.clear()
         try:
             result = super().invoke(ctx)
         except AnimaError as e:
@@ -92,7 +92,7 @@ class AnimaGroup(click.Group):
             fail(f"internal error: {type(e).__name__}: {e} (ANIMA_DEBUG=1 shows the traceback)", SOFTWARE)
         if ctx.obj is not None and "anima.words" in ctx.meta and ctx.meta["anima.words"][0][0] != "prompt" \
                 and os.path.exists(os.path.join(ctx.obj.root, ".git")):  # one stat: the hot path pays no more
-            from anima import autocommit
+            from anima.infra import git as autocommit
 
             path, rest = ctx.meta["anima.words"]
             autocommit.after(ctx.obj, path, rest, ctx.meta.get("anima.commit"),
@@ -137,7 +137,7 @@ def cli(ctx, home):
     Every command reads and writes files under the home; `anima prompt` prints what a host
     puts into its system prompt each turn. See anima(1) and anima(5).
     """
-    from anima.home import Home, default_root
+    from anima.infra.home import Home, default_root
 
     os.umask(0o077)  # everything anima creates is the user's alone: dirs 0700, files 0600
     ctx.obj = Home(home or default_root())

@@ -25,8 +25,8 @@ def a_day(home: str) -> None:
     sh([ANIMA, "internalize"], env)
     sh([ANIMA, "stream", "roll", "--force"], env)
     sh([sys.executable, "-c", f"""
-from anima.home import Home
-from anima.stream import Stream
+from anima.infra.home import Home
+from anima.stream.now import Stream
 s = Stream(Home({home!r}))
 for k in range({N}):
     s.append(f"Thought {{k}}: I want to answer Alice warmly. I decide to note: I counted {{k}}.", "think",

@@ -9,7 +9,7 @@ x 100 turns, mixed Chinese and English, zstd):
   (the same venv interpreter): median over the terms of each term's median, each term printed;
 - index size on disk (`anima index status --json`, which is the size of index/recall.sqlite)
   at most 1.0x the corpus text: the UTF-8 bytes of the turn bodies anima indexes, counted with
-  anima.transcripts (the ratio to the uncompressed JSONL is printed too);
+  anima.recall.transcripts (the ratio to the uncompressed JSONL is printed too);
 - correctness on the side: for every term `anima recall --json --limit 50 TERM` prints the same
   with the index on and off (same home, toggled with `anima index on|off`).
 At 3,000 sessions (make_corpus with sessions=3000; every 100th session written as plain .jsonl):
@@ -23,7 +23,7 @@ At 3,000 sessions (make_corpus with sessions=3000; every 100th session written a
   (median of 3 rounds; each round's new turns must then be found, from the index).
 
 After each set of cold-process timings, the same terms are timed warm, in one process
-(`anima.tools.call("memory_recall")`, what `anima mcp` does for a tool call; median of
+(`anima.host.tools.call("memory_recall")`, what `anima mcp` does for a tool call; median of
 BENCH_RUNS after a first call): what a resident process would pay a query; no target.
 
 Each home is a throwaway `anima init` with `index.hot_minutes 0`, so fresh files are cold and
@@ -133,7 +133,8 @@ def print_queries(terms: list[str], times: dict, ref: list[float], target: float
 
 WARM = """
 import json, os, statistics, sys, time
-from anima import home, tools
+from anima.infra import home
+from anima.host import tools
 h = home.Home(os.environ["ANIMA_HOME"])
 out = {}
 for term in json.loads(sys.argv[1]):
@@ -152,14 +153,15 @@ def print_warm(terms: list[str], env: dict, label: str) -> None:
     resident process) pays a recall; no target, for comparing with the cold process."""
     done = sh([sys.executable, "-c", WARM, json.dumps(terms), str(RUNS + 1)], env)
     warm = json.loads(done.stdout)
-    print(f"  {label}, warm in one process (anima.tools.call memory_recall, as `anima mcp` answers): "
+    print(f"  {label}, warm in one process (anima.host.tools.call memory_recall, as `anima mcp` answers): "
           + ", ".join(f"{t} {warm[t] * 1000:.1f}" for t in terms) + " ms")
 
 
 def text_size(root: str) -> int:
     """UTF-8 bytes of the turn bodies anima reads, over every session (without touching the cache)."""
-    from anima import config, transcripts
-    from anima.home import Home
+    from anima.infra import config
+    from anima.infra.home import Home
+    from anima.recall import transcripts
 
     home = Home(root)
     cfg = config.load(home.config)

@@ -16,7 +16,7 @@ Queries. A MADial query is the dialogue before its first test turn, the user's a
 assistant's turns (what the embedding models were given as "dialog_history"), speaker tags
 removed, reduced to keywords; a generated query is the question, reduced the same way.
 Keywords, knowing nothing of the test items: English words as anima cuts them
-(`anima.recall.tokens`), lower-cased, less a common English stopword list; Chinese: the
+(`anima.recall.search.tokens`), lower-cased, less a common English stopword list; Chinese: the
 bigrams of adjacent CJK characters, less those holding a function character (的 了 吗 我 你
 是 在 ...) and a few function words (什么 没有 可以 ...). Repeats are kept: a word said three
 times weighs three times, in anima (each is a term) and in BM25 alike. `--queries last|user`
@@ -25,7 +25,7 @@ makes MADial queries of the last user turn before the test turn, or of all user 
 Systems. anima: one `anima recall --batch --json --limit 20 --no-tiers` per home, a query a
 line, its results mapped back to memories (deduplicated, rank kept). BM25: k1 1.2, b 0.75,
 idf log(1 + (N - df + .5) / (df + .5)), over the same documents (every turn of the home), a
-document's tokens being its English words (anima.recall.tokens) and the bigrams of adjacent
+document's tokens being its English words (anima.recall.search.tokens) and the bigrams of adjacent
 CJK characters, its length their number; every document scored against the query's keyword
 bag (OR), ties to the newer turn (as anima). Run with --queries history and no index turned
 on, anima differs from this BM25 in two things only: AND first, and a document's length in
@@ -66,7 +66,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import quality_corpus  # noqa: E402
 from corpus import records  # noqa: E402
 
-from anima.recall import is_cjk, tokens  # noqa: E402
+from anima.recall.search import is_cjk, tokens  # noqa: E402
 
 DATA = quality_corpus.MADIAL  # ANIMA_BENCH_MADIAL, as for bench/corpus.py; the embeddings sit next to it
 BIN = os.path.dirname(sys.executable)
@@ -307,11 +307,12 @@ def run_anima(corpus: Corpus, terms: list[list[str]], problems: list[str], tiers
 
 
 def run_anima_variant(corpus: Corpus, terms: list[list[str]], variant: str) -> list[list]:
-    """anima.recall's own pass in this process, its ranking step replaced by `variant`:
+    """anima.recall.search's own pass in this process, its ranking step replaced by `variant`:
     "fill" (every-term turns first, then the rest by score), "or" (all by score), "coord"
     (most distinct terms matched first, then score)."""
-    from anima import config, recall
-    from anima.home import Home
+    from anima.infra import config
+    from anima.infra.home import Home
+    from anima.recall import search as recall
 
     def rank(cands, st, q, limit, tiers):
         def key(c):

@@ -23,7 +23,7 @@ ANIMA = os.path.join(BIN, "anima")
 
 
 def age(root: str) -> None:
-    from anima import clock
+    from anima.infra import clock
 
     past = clock.files_now_ns() / 1e9 - 3600  # an hour old by the clock that stamps files
     for dirpath, _, names in os.walk(root):
@@ -145,8 +145,9 @@ def dispatch_ms_per_action(n: int = 1000) -> float:
         env = {**os.environ, "ANIMA_HOME": home}
         subprocess.run([ANIMA, "init"], env=env, check=True, capture_output=True)
         subprocess.run([sys.executable, "-c", f"""
-from anima import dispatch, queues
-from anima.home import Home
+from anima.pipeline import dispatch
+from anima.pipeline import queues
+from anima.infra.home import Home
 q = queues.Queue(Home({home!r}), "action")
 for i in range({n}):
     q.deliver(dispatch.action("diary.write", {{"text": f"entry {{i}}"}}))
@@ -158,7 +159,7 @@ for i in range({n}):
 
 def privacy_scan_ms() -> float:
     """The private-data scan of `note add` over 1,000 notes of 200 characters, in one process."""
-    from anima.privacy import scan
+    from anima.notes.privacy import scan
 
     base = [
         "I tend to over-explain when I am unsure; I will try shorter answers next time, starting with the result. ",

@@ -132,9 +132,9 @@ def wchan(pid: int) -> str:
 
 
 def file_time(offset: float = 0.0) -> float:
-    """Now by the clock that stamps files (anima.clock.files_now_ns), plus `offset` seconds:
+    """Now by the clock that stamps files (anima.infra.clock.files_now_ns), plus `offset` seconds:
     an mtime to give a file that is `-offset` seconds old, whatever the process clock says."""
-    from anima import clock
+    from anima.infra import clock
 
     return clock.files_now_ns() / 1e9 + offset
 

@@ -1,6 +1,6 @@
 """Real processes racing each other over the same files (SPEC §10: nothing lost, nothing torn).
 
-The writers are real subprocesses of the installed `anima` (or of `python -c` using anima.fs),
+The writers are real subprocesses of the installed `anima` (or of `python -c` using anima.infra.fs),
 started together; nothing is mocked. Afterwards the files on disk are read back and every
 written version is accounted for.
 """
@@ -108,7 +108,7 @@ SIZE = 200 * 1024
 
 REWRITER = textwrap.dedent("""\
     import sys
-    from anima import fs
+    from anima.infra import fs
 
     path, size = sys.argv[1], int(sys.argv[2])
     versions = [b"b" * size, b"a" * size]
@@ -146,7 +146,7 @@ def test_kill_9_during_atomic_write_leaves_a_whole_version(tmp_path):
 
 APPENDER = textwrap.dedent("""\
     import sys
-    from anima import fs
+    from anima.infra import fs
 
     path, writer, count, width = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     for i in range(count):

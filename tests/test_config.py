@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from anima import config
+from anima.infra import config
 
 from conftest import snapshot
 

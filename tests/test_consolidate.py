@@ -395,7 +395,7 @@ def test_a_self_set_while_accept_waits_for_the_block_wins(run, home, utc, anima_
     consolidate(run)
     [pid] = [line.split("\t")[0] for line in ok(run("self", "proposals"), None).stdout.splitlines()]
     block = home / "self/blocks/personality_baseline.md"
-    from anima import fs
+    from anima.infra import fs
 
     with fs.locked(str(block)):  # accept checks the proposal, then waits here for the block
         p = subprocess.Popen([anima_bin, "self", "accept", pid], stderr=subprocess.PIPE, text=True,

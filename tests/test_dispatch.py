@@ -4,8 +4,8 @@ import stat
 
 import pytest
 
-from anima import dispatch, queues
-from anima.home import Home
+from anima.infra.home import Home
+from anima.pipeline import dispatch, queues
 
 from conftest import kill_after
 
@@ -111,7 +111,7 @@ def test_an_argv_from_config_never_sees_a_shell(run, inited, tmp_path):
 
 
 def test_a_crash_after_the_effect_never_applies_it_twice(run, inited):
-    from anima import config
+    from anima.infra import config
 
     h = Home(str(inited))
     name = act(inited, "diary.write", {"text": "Only once."})
@@ -153,7 +153,7 @@ def test_kill_9_dispatch_applies_nothing_twice_and_loses_nothing(anima_bin, init
         kill_after([anima_bin, "dispatch"], env, rng.uniform(0.03, 0.12))
     h = Home(str(inited))
     queues.Queue(h, "action").recover(0)  # as a later run does once the claims are old
-    from anima import config
+    from anima.infra import config
 
     dispatch.dispatch(h, config.load(h.config))
     text = "".join(p.read_text() for p in (inited / "self" / "diary").iterdir())
@@ -169,7 +169,7 @@ def test_kill_9_dispatch_applies_nothing_twice_and_loses_nothing(anima_bin, init
 
 
 def test_a_resumed_diary_entry_is_found_even_minutes_later(run, inited, monkeypatch):
-    from anima import config
+    from anima.infra import config
 
     h = Home(str(inited))
     monkeypatch.setenv("ANIMA_NOW", "2026-11-30T21:40:00Z")

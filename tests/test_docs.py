@@ -53,7 +53,7 @@ def test_every_command_is_in_the_man_page(path):
 
 
 def test_every_config_key_is_in_anima_5():
-    from anima.config import SETTINGS
+    from anima.infra.config import SETTINGS
 
     text = man_text("anima.5")
     missing = [key for key in SETTINGS if key.rsplit(".", 1)[1] not in text]
@@ -61,7 +61,7 @@ def test_every_config_key_is_in_anima_5():
 
 
 def test_every_exit_status_is_in_anima_1():
-    from anima import errors
+    from anima.infra import errors
 
     text = man_text("anima.1")
     section = text[text.index(".SH EXIT STATUS"):]

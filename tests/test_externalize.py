@@ -6,10 +6,11 @@ import re
 
 import pytest
 
-from anima import externalize, queues
-from anima.externalize import Externalizer, View, decisions, justify
-from anima.home import Home
-from anima.stream import Stream
+from anima.infra.home import Home
+from anima.pipeline import queues
+from anima.stream import externalize
+from anima.stream.externalize import Externalizer, View, decisions, justify
+from anima.stream.now import Stream
 
 T0 = "2026-11-30T08:00:00Z"
 

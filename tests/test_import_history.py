@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from anima.internalize import quote
+from anima.stream.internalize import quote
 
 from conftest import kill_after, snapshot
 

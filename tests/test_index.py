@@ -81,7 +81,7 @@ def indexed(run, home):
 def counts_from(request, monkeypatch):
     """Either way the index counts a one-token term (recall.VOCAB_ROWS: from how many rows it
     reads FTS5's instance list; the test corpus is far below the default)."""
-    from anima import recall
+    from anima.recall import search as recall
 
     monkeypatch.setattr(recall, "VOCAB_ROWS", 0 if request.param == "instances" else 10 ** 9)
     return request.param
@@ -107,7 +107,7 @@ def test_results_with_and_without_the_index_are_identical(run, home, seed, count
 def test_a_one_token_term_is_counted_alike_however_it_is_written(run, home, monkeypatch):
     """The instance list is asked for the token FTS5 makes of the term's phrase: case,
     punctuation, stems, diacritics and CJK marks around it change nothing."""
-    from anima import recall
+    from anima.recall import search as recall
 
     monkeypatch.setattr(recall, "VOCAB_ROWS", 0)
     run("init", "--lang", "en")

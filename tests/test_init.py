@@ -1,8 +1,8 @@
 import os
 import tomllib
 
-from anima import config
-from anima.blocks import KEYS
+from anima.infra import config
+from anima.self.blocks import KEYS
 
 from conftest import snapshot
 

@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from anima import internalize, queues
+from anima.pipeline import queues
+from anima.stream import internalize
 
 from conftest import kill_after
 
@@ -159,7 +160,7 @@ def test_one_takes_a_single_event(run, home):
 
 def test_stdin_envelope(run, home):
     setup(run)
-    from anima import queues
+    from anima.pipeline import queues
 
     doc = queues.envelope("message", "test", {"text": "hi there", "speaker": "Carol"}, "msg")
     out = internalize_(run, "-", input=json.dumps(doc))
@@ -233,13 +234,14 @@ def test_idempotent_across_runs_and_crashes(run, home, monkeypatch):
     assert run("preprocess").exit_code == 0
     internalize_(run, "--one")
     # a crash after the append, before the record (and before the file is finished)
-    from anima import fs, stream
+    from anima.infra import fs
+    from anima.stream import now as stream
 
     def crash(self, record):
         raise SystemExit("killed")
 
-    from anima.config import load
-    from anima.home import Home
+    from anima.infra.config import load
+    from anima.infra.home import Home
 
     with monkeypatch.context() as m, pytest.raises(SystemExit):
         m.setattr(stream.Stream, "write_record", crash)
@@ -270,9 +272,9 @@ def test_idempotent_across_runs_and_crashes(run, home, monkeypatch):
 
 def test_a_crash_then_a_roll_still_narrates_once(run, home, monkeypatch):
     setup(run)
-    from anima import stream
-    from anima.config import load
-    from anima.home import Home
+    from anima.infra.config import load
+    from anima.infra.home import Home
+    from anima.stream import now as stream
 
     say(run, "before the roll", "Bob")
     assert run("preprocess").exit_code == 0
@@ -292,8 +294,8 @@ def test_a_crash_then_a_roll_still_narrates_once(run, home, monkeypatch):
 
 def test_a_malformed_message_goes_to_dead_letter(run, home):
     setup(run)
-    from anima import queues
-    from anima.home import Home
+    from anima.infra.home import Home
+    from anima.pipeline import queues
 
     q = queues.Queue(Home(str(home)), "message")
     q.deliver(queues.envelope("message", "test", {"speaker": "Bob"}, "msg"))  # no text
@@ -324,8 +326,8 @@ def test_kill_9_during_internalize_narrates_each_event_once(anima_bin, home):
     rng = random.Random(11)
     for _ in range(8):
         kill_after([anima_bin, "internalize"], env, rng.uniform(0.03, 0.12))
-    from anima import queues
-    from anima.home import Home
+    from anima.infra.home import Home
+    from anima.pipeline import queues
 
     queues.Queue(Home(str(home)), "message").recover(0)  # as a run after the claim timeout does
     subprocess.run([anima_bin, "internalize"], env=env, check=True, stdout=subprocess.DEVNULL)

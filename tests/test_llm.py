@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from anima import echo
+from anima.stream import echo
 
 from conftest import kill_after
 
@@ -243,7 +243,7 @@ def test_invalid_twice_goes_to_dead_letter_with_the_raw_answer(run, home, model,
 
 def test_stdin_envelope_invalid_twice_is_exit_65(run, home, model):
     setup(run, home)
-    from anima import queues
+    from anima.pipeline import queues
 
     doc = queues.envelope("message", "test", {"text": "hi", "speaker": "Bob"}, "msg")
     model.answer("nope", "still nope")
@@ -572,8 +572,8 @@ def test_kill_9_during_internalize_with_a_model_narrates_each_event_once(anima_b
     rng = random.Random(7)
     for _ in range(8):
         kill_after([anima_bin, "internalize"], env, rng.uniform(0.1, 0.4))
-    from anima import queues
-    from anima.home import Home
+    from anima.infra.home import Home
+    from anima.pipeline import queues
 
     queues.Queue(Home(str(home)), "message").recover(0)  # as a run after the claim timeout does
     subprocess.run([anima_bin, "internalize"], env=env, check=True, stdout=subprocess.DEVNULL)
@@ -588,9 +588,9 @@ def test_a_crash_after_the_reflection_does_not_reflect_twice(run, home, model, m
     assert internalize(run).exit_code == 0
     model.answer({"reflection": ["I decide to reply to Alice: yes, gladly"],
                   "actions": [{"command": "reply", "to": "Alice", "text": "yes, gladly", "line": 0}]})
-    from anima import config, fs
-    from anima import externalize as ext
-    from anima.home import Home
+    from anima.infra import config, fs
+    from anima.infra.home import Home
+    from anima.stream import externalize as ext
 
     real = fs.atomic_write
 

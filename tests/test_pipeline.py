@@ -81,8 +81,9 @@ def test_a_malformed_file_is_dead_lettered_and_the_rest_flow(run, home):
 def test_a_crash_after_delivering_never_duplicates(run, home):
     """Preprocess delivered the message, then died before finishing its event: the recovered
     event is finished, not delivered again."""
-    from anima import pipeline, queues
-    from anima.home import Home
+    from anima.infra.home import Home
+    from anima.pipeline import events as pipeline
+    from anima.pipeline import queues
 
     run("say", "once", "--speaker", "a")
     h = Home(str(home))
@@ -123,8 +124,9 @@ def test_kill_9_preprocess_loses_and_duplicates_nothing(anima_bin, home):
     rng = random.Random(9)
     for _ in range(10):
         kill_after([anima_bin, "preprocess"], env, rng.uniform(0.03, 0.15))
-    from anima import pipeline, queues
-    from anima.home import Home
+    from anima.infra.home import Home
+    from anima.pipeline import events as pipeline
+    from anima.pipeline import queues
 
     queues.Queue(Home(str(home)), "pending").recover(0)  # as a later run would, after the claim timeout
     pipeline.preprocess(Home(str(home)))

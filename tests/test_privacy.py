@@ -1,11 +1,11 @@
-"""anima.privacy: the user's private data is found in a self-note; an ordinary self-note yields nothing."""
+"""anima.notes.privacy: the user's private data is found in a self-note; an ordinary self-note yields nothing."""
 
 import subprocess
 import sys
 
 import pytest
 
-from anima.privacy import DEFAULT_SENSITIVE_WORDS, Finding, describe, scan
+from anima.notes.privacy import DEFAULT_SENSITIVE_WORDS, Finding, describe, scan
 
 # Valid GB 11643 resident IDs (checksum computed, real birth dates).
 VALID_IDS = ["11010519491231002X", "440304198506151237", "310115199003078764", "110105200002291235"]
@@ -291,7 +291,7 @@ def test_finding_value_semantics():
 
 
 def test_import_is_cheap():
-    code = ("import sys; before = set(sys.modules); import anima.privacy; "
+    code = ("import sys; before = set(sys.modules); import anima.notes.privacy; "
             "print(sorted(m for m in set(sys.modules) - before if not m.startswith('anima')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
     assert proc.stdout.strip() == "[]"

@@ -3,8 +3,8 @@ import re
 
 import pytest
 
-from anima import prompt
-from anima.prompt import Item, fence, fill
+from anima.host import prompt
+from anima.host.prompt import Item, fence, fill
 
 from conftest import file_time
 
@@ -237,8 +237,8 @@ def test_fill_with_zero_limit_or_nothing():
 
 
 def test_budgeted_sections_share_the_total(monkeypatch, home):
-    from anima import config
-    from anima.home import Home
+    from anima.infra import config
+    from anima.infra.home import Home
 
     cfg = config.load(str(home / "config.toml"))
     cfg.values.update({"prompt.budget.total": 10, "prompt.budget.notes": 8, "prompt.budget.conclusions": 8})

@@ -3,9 +3,9 @@ import os
 
 import pytest
 
-from anima import queues
-from anima.errors import DataError
-from anima.home import Home
+from anima.infra.errors import DataError
+from anima.infra.home import Home
+from anima.pipeline import queues
 
 from conftest import file_time
 

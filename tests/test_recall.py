@@ -145,7 +145,7 @@ def test_a_damaged_file_is_skipped_with_one_warning_and_the_search_still_answers
 # --- the matching rules themselves ------------------------------------------------------------
 
 def test_tokens():
-    from anima.recall import tokens
+    from anima.recall.search import tokens
 
     assert tokens("Green-Tea, 绿茶abc123 x_y") == ["green", "tea", "绿", "茶", "abc123", "x", "y"]
 
@@ -164,7 +164,7 @@ def test_tokens():
     ("café", "CAFÉ au lait, Café", 2),            # any case, beyond ASCII too
 ])
 def test_phrase_count(term, text, count):
-    from anima import fts
+    from anima.recall import fts
 
     memory = fts.Memory()
     memory.add(text)
@@ -173,8 +173,8 @@ def test_phrase_count(term, text, count):
 
 
 def test_needles_are_what_the_raw_line_must_hold():
-    from anima import fts
-    from anima.recall import needles
+    from anima.recall import fts
+    from anima.recall.search import needles
 
     stems = fts.stems(["green", "tea", "happiness", "parked"])
     assert needles("Green tea", stems) == [b"green", b"tea"]
@@ -188,8 +188,8 @@ def test_every_word_holds_the_needle_of_its_stem():
     """What makes the raw-byte needles safe: checked on every word of a real corpus."""
     import pathlib
 
-    from anima import fts
-    from anima.recall import tokens
+    from anima.recall import fts
+    from anima.recall.search import tokens
 
     madial = pathlib.Path(__file__).resolve().parents[2] / "shared" / "bench" / "madial" / "data" / "en"
     text = " ".join(p.read_text() for p in madial.glob("*.json")) if madial.exists() else ""
@@ -202,7 +202,7 @@ def test_every_word_holds_the_needle_of_its_stem():
         "adjustment", "dependent", "adoption", "homologou", "communism", "activate", "angulariti", "homologous",
         "effective", "bowdlerize", "probate", "rate", "cease", "controll", "roll", "digitizer", "operator"})
     assert len(words) > 500 or not madial.exists()
-    from anima.recall import needles
+    from anima.recall.search import needles
 
     stems = fts.stems(words)
     bad = [(w, stems[w]) for w in stems if any(n.decode() not in w for n in needles(w, stems))]
@@ -252,6 +252,6 @@ def test_a_chinese_term_ranks_turns_sharing_more_of_its_characters_higher(run, h
 @pytest.mark.parametrize("text", ["Green-tea, 绿茶abc123 x_y café", "我每天早上都喝绿茶，下午喝咖啡。I drink",
                                   "\ue000abc def", "  ", "ー・ヶ", "a・b", "「引用」ｔｅｓｔ", "한국어 텍스트"])
 def test_the_quick_token_count_is_the_bodys(text):
-    from anima import fts
+    from anima.recall import fts
 
     assert fts.token_count(text) == fts.count_tokens(fts.body(text))

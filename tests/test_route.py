@@ -144,7 +144,7 @@ def test_an_invalid_topology_moves_nothing(run, inited, text, why):
     (["payload.speaker", "exists"], {"payload": {"speaker": None}}, True),
 ])
 def test_conditions(cond, doc, result):
-    from anima.route import holds
+    from anima.pipeline.route import holds
 
     assert holds(cond, doc) is result
 

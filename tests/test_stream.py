@@ -171,8 +171,8 @@ def test_roll_by_hour_and_archive_append_only(run, home, monkeypatch):
 
 
 def test_roll_after_a_crash_between_archive_and_truncate(run, home):
-    from anima.home import Home
-    from anima.stream import Stream
+    from anima.infra.home import Home
+    from anima.stream.now import Stream
 
     think(run, "kept twice, archived once")
     s = Stream(Home(str(home)))
@@ -239,9 +239,9 @@ def test_diary(run, home, monkeypatch):
 
 
 def test_dispatch_writes_what_these_commands_read(run, home, monkeypatch):
-    from anima import config
-    from anima.dispatch import run_builtin
-    from anima.home import Home
+    from anima.infra import config
+    from anima.infra.home import Home
+    from anima.pipeline.dispatch import run_builtin
 
     h = Home(str(home))
     cfg = config.load(h.config)

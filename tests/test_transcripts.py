@@ -15,9 +15,10 @@ import sys
 import pytest
 import zstandard
 
-from anima import config, transcripts
-from anima.errors import DataError, Refused, UsageError
-from anima.home import Home
+from anima.infra import config
+from anima.infra.errors import DataError, Refused, UsageError
+from anima.infra.home import Home
+from anima.recall import transcripts
 
 from conftest import endless_stdin, file_time, snapshot
 
@@ -566,7 +567,7 @@ def test_a_scan_over_more_files_than_the_cache_holds_still_hits(home):
 
 def test_reading_plain_files_does_not_import_zstandard(home):
     put(home / "sessions" / "a.jsonl", jsonl(*ANIMA))
-    code = ("import sys, anima.transcripts as t; from anima.home import Home; "
+    code = ("import sys, anima.recall.transcripts as t; from anima.infra.home import Home; "
             "assert 'zstandard' not in sys.modules; "
             "n = sum(len(s.turns) for s in t.sessions(Home(sys.argv[1]), None, print)); "
             "assert 'zstandard' not in sys.modules; print(n)")
@@ -620,8 +621,8 @@ def test_append_refuses(home):
 
 APPENDER = """
 import sys
-from anima import transcripts
-from anima.home import Home
+from anima.recall import transcripts
+from anima.infra.home import Home
 who, n = sys.argv[2], int(sys.argv[3])
 for i in range(n):
     path, line = transcripts.append(Home(sys.argv[1]), "race", "user", f"{who} says {i}", 0)

@@ -5,8 +5,8 @@ import sys
 
 import click
 
-from anima import fs
-from anima.errors import UsageError
+from anima.infra import fs
+from anima.infra.errors import UsageError
 
 
 def read_input(file: str | None, limit: int, what: str, how: str = "on stdin or with --file F") -> str:

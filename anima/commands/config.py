@@ -19,7 +19,7 @@ def cli():
 @click.pass_obj
 def get(home, key, as_json):
     """Print the effective value of KEY."""
-    from anima import config
+    from anima.infra import config
 
     config.setting(key)
     value = config.load(home.config)[key]
@@ -35,7 +35,7 @@ def get(home, key, as_json):
 @click.pass_obj
 def set_(home, key, value):
     """Set KEY to VALUE in config.toml (lists are comma-separated)."""
-    from anima import config
+    from anima.infra import config
 
     config.set_value(home.config, key, value)
 
@@ -45,7 +45,7 @@ def set_(home, key, value):
 @click.pass_obj
 def list_(home, as_json):
     """Print every setting and its effective value, tab-separated."""
-    from anima import config
+    from anima.infra import config
 
     cfg = config.load(home.config)
     if as_json:

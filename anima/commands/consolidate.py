@@ -30,8 +30,8 @@ def cli(ctx, dry_run, now, backend, verbose):
     run changes nothing. One at a time: another consolidate running is exit 75. For cron,
     nightly; `--dry-run` shows exactly what the real run would write.
     """
-    from anima import clock, config, llm
-    from anima.consolidate import run
+    from anima.infra import clock, config, llm
+    from anima.stream.consolidate import run
 
     if backend is not None:
         llm.check_backend(backend)

@@ -1,7 +1,7 @@
 import click
 
 from anima.commands._io import json_option, out, out_json
-from anima.errors import NotFound
+from anima.infra.errors import NotFound
 
 
 @click.command()
@@ -16,7 +16,7 @@ def cli(home, as_json):
     cmd:) and the model budget left this hour. Lines are tab-separated: STATUS, CHECK,
     DETAIL, FIX (empty when OK). Exit 1 when any check FAILs; WARN alone exits 0.
     """
-    from anima import doctor
+    from anima.trust import doctor
 
     lines = doctor.run(home)
     for line in lines:

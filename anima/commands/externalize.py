@@ -29,8 +29,8 @@ def cli(home, now, backend):
     does not state is dead-lettered as unjustified). A model that cannot be reached is
     exit 69, nothing changed.
     """
-    from anima import clock, config, llm
-    from anima.externalize import Externalizer
+    from anima.infra import clock, config, llm
+    from anima.stream.externalize import Externalizer
 
     if backend is not None:
         llm.check_backend(backend)

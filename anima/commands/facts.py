@@ -6,18 +6,18 @@ import sys
 import click
 
 from anima.commands._io import json_option, out, out_json, read_input, text_or_stdin, warn
-from anima.errors import DataError, UsageError
+from anima.infra.errors import DataError, UsageError
 
 
 def _store(home):
-    from anima.facts import FactStore
+    from anima.facts.store import FactStore
 
     return FactStore(home)
 
 
 def _requests(session, line, quote, tags, importance):
     """What to stage: the options, or recall NDJSON on stdin (a `quote` field, else `text`)."""
-    from anima.facts import Request
+    from anima.facts.store import Request
 
     if session is not None or line is not None or quote is not None:
         if session is None or line is None or quote is None:
@@ -62,8 +62,9 @@ def stage(home, session, line, quote, tags, importance):
     never injected until a person approves it. The same quote from the same turn is the
     same fact.
     """
-    from anima import clock, config, transcripts
-    from anima.facts import check_tags
+    from anima.facts.store import check_tags
+    from anima.infra import clock, config
+    from anima.recall import transcripts
 
     requests = _requests(session, line, quote, check_tags(tags), importance)
     cfg = config.load(home.config)
@@ -98,7 +99,7 @@ def facts(home, status, as_json):
 @click.pass_obj
 def approve(home, ids):
     """Approve facts (a person's decision): they enter the prompt and the profile."""
-    from anima import clock
+    from anima.infra import clock
 
     _store(home).set_status(list(ids), "approved", clock.now())
 
@@ -109,7 +110,7 @@ def approve(home, ids):
 @click.pass_obj
 def retire(home, ids, reason):
     """Retire facts: kept on record, never injected or shown in the profile again."""
-    from anima import clock
+    from anima.infra import clock
 
     _store(home).set_status(list(ids), "retired", clock.now(), reason)
 
@@ -126,7 +127,7 @@ def profile(ctx, as_json):
     """
     if ctx.invoked_subcommand is not None:
         return
-    from anima import config
+    from anima.infra import config
 
     home = ctx.obj
     store = _store(home)
@@ -152,7 +153,7 @@ def profile(ctx, as_json):
 def profile_set(home, text):
     """Write the profile by hand (TEXT, or stdin with `-` or no TEXT); it wins outright."""
     body = text_or_stdin(text, "profile set")
-    from anima import clock
+    from anima.infra import clock
 
     _store(home).set_handwritten(body, clock.now())
 
@@ -161,7 +162,7 @@ def profile_set(home, text):
 @click.pass_obj
 def profile_reset(home):
     """Go back to the profile made from facts (the hand-written one goes to facts/archive/)."""
-    from anima import clock
+    from anima.infra import clock
 
     where = _store(home).reset_handwritten(clock.now())
     warn(f"hand-written profile moved to {where}" if where else "no hand-written profile; nothing changed")
@@ -171,7 +172,7 @@ def profile_reset(home):
 @click.pass_obj
 def profile_on(home):
     """Print the profile in `anima prompt` (facts.profile = true)."""
-    from anima import config
+    from anima.infra import config
 
     config.set_value(home.config, "facts.profile", "true")
 
@@ -180,7 +181,7 @@ def profile_on(home):
 @click.pass_obj
 def profile_off(home):
     """Leave the profile out of `anima prompt` (facts.profile = false)."""
-    from anima import config
+    from anima.infra import config
 
     config.set_value(home.config, "facts.profile", "false")
 
@@ -197,12 +198,12 @@ def habits(ctx, as_json):
     """
     if ctx.invoked_subcommand is not None:
         return
-    from anima import config
+    from anima.infra import config
 
     home = ctx.obj
     store = _store(home)
     threshold = config.load(home.config)["facts.habit_threshold"]
-    from anima.facts import habit_text
+    from anima.facts.store import habit_text
 
     made = store.habits()
     counts = store.tag_counts()
@@ -224,7 +225,7 @@ def habits(ctx, as_json):
 @click.pass_obj
 def habits_promote(home, tag, text):
     """Make TAG a habit (a person's decision)."""
-    from anima import clock
+    from anima.infra import clock
 
     _store(home).promote(tag, text, clock.now())
 

@@ -3,7 +3,7 @@ import sys
 import click
 
 from anima.commands._io import out, warn
-from anima.errors import UsageError
+from anima.infra.errors import UsageError
 
 
 @click.command()
@@ -29,7 +29,8 @@ def cli(home, session_id, fact_id, source, yes):
     it is. Exit 1 when the source is not found; 75 when consolidate runs or the home changed
     between the list and the answer.
     """
-    from anima import config, forget
+    from anima.infra import config
+    from anima.trust import forget
 
     given = [v for v in (session_id, fact_id, source) if v is not None]
     if len(given) != 1:

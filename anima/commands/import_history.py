@@ -27,9 +27,9 @@ def cli(home, file, speaker, dry_run):
     Not JSON, not UTF-8, not a history, a bad timestamp, a symbolic link: exit 65 with one
     line saying what, and nothing written.
     """
-    from anima import config
     from anima.commands._io import warn
-    from anima.import_history import Importer
+    from anima.infra import config
+    from anima.stream.history import Importer
 
     result = Importer(home, config.load(home.config)).run(file, speaker, dry_run, out)
     if result["state"] == "already":

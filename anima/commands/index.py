@@ -6,7 +6,7 @@ from anima.commands._io import json_option, out, out_json, warn
 
 
 def _cfg(home):
-    from anima import config
+    from anima.infra import config
 
     return config.load(home.config)
 
@@ -31,7 +31,7 @@ def rebuild(home, jobs):
     The new index replaces the old one only when it is complete: killed at any moment, the
     previous index stays as it was. A second rebuild or update at the same time exits 75.
     """
-    from anima import index
+    from anima.recall import index
 
     cfg = _cfg(home)
     tty = sys.stderr.isatty()
@@ -48,7 +48,7 @@ def rebuild(home, jobs):
 def update(home):
     """Index what changed: new cold sessions, what grew (only the new lines are read),
     what changed otherwise or is gone. Silent on success, for cron; busy: exit 75."""
-    from anima import index
+    from anima.recall import index
 
     index.update(home, _cfg(home), lambda m: warn(f"warning: {m}"))
 
@@ -58,7 +58,7 @@ def update(home):
 @click.pass_obj
 def status(home, as_json):
     """Print on/off, sessions indexed, hot, stale, gone, dead rows, size and when built."""
-    from anima import index
+    from anima.recall import index
 
     info = index.status(home, _cfg(home))
     info.pop("stale_paths", None)
@@ -76,7 +76,7 @@ def status(home, as_json):
 @click.pass_obj
 def verify(home):
     """Check the index and what it covers; print each problem, exit 1 if any. Changes nothing."""
-    from anima import index
+    from anima.recall import index
 
     problems = index.verify(home, _cfg(home))
     for line in problems:
@@ -89,7 +89,7 @@ def verify(home):
 @click.pass_obj
 def on(home):
     """Let recall use the index (refused, exit 77, while it is missing or stale)."""
-    from anima import index
+    from anima.recall import index
 
     index.set_enabled(home, _cfg(home), True)
 
@@ -98,6 +98,6 @@ def on(home):
 @click.pass_obj
 def off(home):
     """Let recall scan the transcripts, not use the index."""
-    from anima import index
+    from anima.recall import index
 
     index.set_enabled(home, _cfg(home), False)

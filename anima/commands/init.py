@@ -13,7 +13,7 @@ def cli(home, lang):
     Idempotent: what exists is never overwritten, so running it again only fills in what is
     missing. Directories are created 0700 and files 0600.
     """
-    from anima.initialise import init
+    from anima.self.init import init
 
     lang, created = init(home, lang)
     if created:

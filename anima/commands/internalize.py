@@ -30,9 +30,10 @@ def cli(home, source, one, backend):
     """
     import json
 
-    from anima import config, llm, queues
-    from anima.errors import DataError
-    from anima.internalize import Internalizer
+    from anima.infra import config, llm
+    from anima.infra.errors import DataError
+    from anima.pipeline import queues
+    from anima.stream.internalize import Internalizer
 
     if backend is not None:
         llm.check_backend(backend)

@@ -21,6 +21,6 @@ def cli(home, cwd):
     if sys.stdin.isatty():  # someone typed it: say why nothing seems to happen
         warn("mcp: speaking the Model Context Protocol on stdin and stdout; an MCP host starts this "
              "(see anima(1)); ^D ends it")
-    from anima import mcp_server
+    from anima.host import mcp as mcp_server
 
     mcp_server.serve(home, os.path.abspath(cwd or os.getcwd()), warn)

@@ -5,20 +5,20 @@ import sys
 import click
 
 from anima.commands._io import json_option, out, out_json, warn
-from anima.errors import NotFound, Refused, UsageError
+from anima.infra.errors import NotFound, Refused, UsageError
 
 NOTE_SETTINGS = ("max_chars", "max_entries", "note_max_chars", "half_life_days", "dup_threshold", "inject",
                  "builtin_sensitive_words", "sensitive_words")
 
 
 def _store(home):
-    from anima.notes import Store
+    from anima.notes.store import Store
 
     return Store(home)
 
 
 def _load(home):
-    from anima import config
+    from anima.infra import config
 
     return config.load(home.config)
 
@@ -45,8 +45,8 @@ def add(home, text):
     passport, bank card, address, password, key or token, health or finance specifics),
     or a near-duplicate of a live note (whose heat is refreshed instead).
     """
-    from anima import clock
     from anima.commands._io import text_or_stdin
+    from anima.infra import clock
 
     nid, archived = _store(home).add(text_or_stdin(text, "note add"), _load(home), clock.now())
     if archived:
@@ -62,7 +62,7 @@ def add(home, text):
 @click.pass_obj
 def list_(home, by, as_json, nul):
     """List the live notes: ID, heat and text, tab-separated. Listing counts as no use."""
-    from anima import clock
+    from anima.infra import clock
 
     store, cfg, now = _store(home), _load(home), clock.now()
     notes, meta, usage = store.notes(), store.meta(), store.usage()
@@ -89,7 +89,7 @@ def heat(home, note_id, explain):
 
     heat = (1 + ln(1 + hits)) x 0.5^(idle_days / half_life) x (1 + 0.5 x importance)
     """
-    from anima import clock
+    from anima.infra import clock
 
     store, cfg = _store(home), _load(home)
     note = next((n for n in store.notes() if n.id == note_id), None)
@@ -150,7 +150,7 @@ def config_(home, key, value):
 
     Same as `anima config get|set notes.KEY`; an invalid value changes nothing (exit 78).
     """
-    from anima import config
+    from anima.infra import config
 
     if value is not None:
         config.set_value(home.config, f"notes.{key}", value)
@@ -175,7 +175,7 @@ def importance(home, note_id, level):
 @click.pass_obj
 def inject(home, state):
     """Turn the self-notes section of `anima prompt` on or off (notes.inject)."""
-    from anima import config
+    from anima.infra import config
 
     config.set_value(home.config, "notes.inject", state)
 
@@ -185,7 +185,7 @@ def inject(home, state):
 @click.pass_obj
 def clear(home, yes):
     """Move every live note to the archive (nothing is deleted)."""
-    from anima import clock
+    from anima.infra import clock
 
     store = _store(home)
     count = len(store.notes())
@@ -203,7 +203,7 @@ def clear(home, yes):
 @click.pass_obj
 def archive(home, month):
     """Print the archived notes of MONTH, or of every month, oldest first."""
-    from anima import fs
+    from anima.infra import fs
 
     store = _store(home)
     if month is not None:

@@ -21,8 +21,8 @@ def say(home, text, speaker, scene, as_json):
     "ttl_sec" go into the envelope. Invalid JSON or a missing field: exit 65, one line
     naming the line, and nothing written, not even the valid ones.
     """
-    from anima import pipeline
-    from anima.errors import UsageError
+    from anima.infra.errors import UsageError
+    from anima.pipeline import events as pipeline
 
     if as_json is not None:
         if text or speaker or scene:
@@ -49,7 +49,7 @@ def preprocess(home):
     to dead_letter/ beside a .reason file, the rest still flow. Silent on success; run it
     from cron through `anima tick`, or after `anima say`.
     """
-    from anima import pipeline
+    from anima.pipeline import events as pipeline
 
     pipeline.preprocess(home)
 
@@ -65,8 +65,8 @@ def dispatch(home):
     dead_letter/ with the reason. A journal keeps a re-run after a crash from doing anything
     twice. Silent on success.
     """
-    from anima import config
-    from anima import dispatch as dispatching
+    from anima.infra import config
+    from anima.pipeline import dispatch as dispatching
 
     dispatching.dispatch(home, config.load(home.config))
 
@@ -80,7 +80,7 @@ def metrics(home, as_json, prom):
     events per hour over the last day; dispatch results; model calls. KEY<TAB>value lines."""
     import json
 
-    from anima import metrics as measuring
+    from anima.pipeline import metrics as measuring
 
     m = measuring.collect(home)
     if prom:
@@ -101,7 +101,7 @@ def route(home):
     all of `expect` parts into one, or any: the first). A queue is one of anima's or a plain
     name (pipeline/NAME/). An invalid topology is exit 78 before anything moves.
     """
-    from anima import config
-    from anima import route as routing
+    from anima.infra import config
+    from anima.pipeline import route as routing
 
     routing.run(home, config.load(home.config)["routes.rules"])

@@ -3,7 +3,7 @@ import sys
 
 import click
 
-from anima.errors import NotFound, UsageError
+from anima.infra.errors import NotFound, UsageError
 
 
 @click.command("export")
@@ -17,7 +17,7 @@ def export(home, file):
     index/, .git/ and lock and temp files, which are rebuilt or not the self's. A file that
     changes while it is being read exits 75 (try again). `anima import` reads it back.
     """
-    from anima import fs, portable
+    from anima.infra import fs, portable
 
     if not os.path.isdir(home.root):
         raise NotFound(f"{home.root}: no anima home here")
@@ -47,7 +47,7 @@ def import_cmd(home, file, into):
     behind. The target must not exist or be empty (else exit 77). cache/ and index/ are not
     in an archive: `anima index rebuild` makes the index again if it was on.
     """
-    from anima import portable
+    from anima.infra import portable
 
     target = into or home.root
     if file == "-":

@@ -3,11 +3,11 @@ import os
 import click
 
 from anima.commands._io import out, warn
-from anima.errors import UsageError
+from anima.infra.errors import UsageError
 
 
 def _sections(value: str | None) -> list[str] | None:
-    from anima.config import SECTION_NAMES
+    from anima.infra.config import SECTION_NAMES
 
     if value is None:
         return None
@@ -34,7 +34,7 @@ def cli(home, cwd, lang, stats, sections):
     its heading outside a ```md fence and its body inside. The output depends only on the
     files, config and flags, byte for byte, and is cached until one of them changes.
     """
-    from anima import prompt
+    from anima.host import prompt
 
     result = prompt.build(home, cwd or os.getcwd(), lang, _sections(sections))
     for message in result.warnings:

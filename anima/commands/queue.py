@@ -8,7 +8,7 @@ import sys
 import click
 
 from anima.commands._io import json_option, out, out_json, warn
-from anima.errors import NotFound, UsageError
+from anima.infra.errors import NotFound, UsageError
 
 NAMES = ("pending", "system", "message", "action", "rhythm", "dead")
 
@@ -21,8 +21,9 @@ class QueueName(click.ParamType):
     def convert(self, value, param, ctx):
         if value in NAMES:
             return value
-        from anima import config, route
-        from anima.home import Home, default_root
+        from anima.infra import config
+        from anima.infra.home import Home, default_root
+        from anima.pipeline import route
 
         home = ctx.find_root().obj if ctx and isinstance(ctx.find_root().obj, Home) else Home(default_root())
         try:
@@ -43,7 +44,7 @@ QUEUE = QueueName()
 
 
 def _dir(home, name):
-    from anima import queues
+    from anima.pipeline import queues
 
     return home.path("pipeline", queues.DEAD) if name == "dead" else queues.Queue.of(home, name).dir
 
@@ -105,7 +106,7 @@ def ls(home, queue, as_json, nul):
 @click.pass_obj
 def show(home, queue, name):
     """Print file NAME of QUEUE as it is (for dead, its .reason after it)."""
-    from anima import fs
+    from anima.infra import fs
 
     if "/" in name or name.startswith("."):
         raise UsageError(f"{name!r} is not a file name in a queue")
@@ -126,7 +127,8 @@ def show(home, queue, name):
 def retry(home, names):
     """Put dead letters back in the queue they came from; their reasons move to
     dead_letter/retried/ (kept, never deleted)."""
-    from anima import clock, fs, queues
+    from anima.infra import clock, fs
+    from anima.pipeline import queues
 
     dead = home.path("pipeline", queues.DEAD)
     for name in names:

@@ -3,15 +3,15 @@ import sys
 import click
 
 from anima.commands._io import out, out_json, warn
-from anima.errors import UsageError
+from anima.infra.errors import UsageError
 
 
 def parse_since(value: str | None) -> float | None:
-    from anima import clock
+    from anima.infra import clock
 
     if value is None:
         return None
-    from anima.errors import UsageError
+    from anima.infra.errors import UsageError
 
     try:
         return clock.parse(value if "T" in value else value + "T00:00:00+00:00", "--since")
@@ -39,7 +39,8 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, batch, in_facts):
     decompressed file), DATE, WHO (user, me, delegated), SNIPPET. The user's own words rank
     first, then mine, then delegated, then by BM25 score. Exit 1 when nothing matched.
     """
-    from anima import config, recall
+    from anima.infra import config
+    from anima.recall import search as recall
 
     cfg = config.load(home.config)
     if batch and in_facts:
@@ -76,7 +77,7 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, batch, in_facts):
 
 
 def _search_facts(home, query, limit, as_json):
-    from anima.facts import FactStore, last_change, search
+    from anima.facts.store import FactStore, last_change, search
 
     found, relaxed = search(FactStore(home).approved(), query)
     if relaxed and found:

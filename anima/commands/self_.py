@@ -1,11 +1,11 @@
 import click
 
 from anima.commands._io import json_option, out, out_json, read_input, warn
-from anima.errors import NotFound
+from anima.infra.errors import NotFound
 
 
 def _complete_key(ctx, param, incomplete):
-    from anima.blocks import KEYS
+    from anima.self.blocks import KEYS
 
     return [k for k in KEYS if k.startswith(incomplete)]
 
@@ -36,7 +36,7 @@ def cli():
 @click.pass_obj
 def get(home, key, as_json):
     """Print all blocks as Markdown with headings, or the body of KEY."""
-    from anima import blocks
+    from anima.self import blocks
 
     if key is not None:
         block = blocks.read(home.blocks, blocks.check_key(key))
@@ -65,7 +65,8 @@ def set_(home, key, force, file):
     without --force, an empty body, a body over self.block_max_chars. The previous
     version is kept; an unchanged body writes nothing.
     """
-    from anima import blocks, config
+    from anima.infra import config
+    from anima.self import blocks
 
     blocks.check_key(key)
     cfg = config.load(home.config)
@@ -83,7 +84,7 @@ def set_(home, key, force, file):
 @click.pass_obj
 def log(home, key, as_json):
     """List the previous versions of KEY, newest first: REV, updated, characters, first line."""
-    from anima import blocks
+    from anima.self import blocks
 
     blocks.check_key(key)
     for rev in reversed(blocks.revisions(home.blocks, key)):
@@ -105,7 +106,8 @@ def revert(home, key, rev, force):
 
     The current version is kept in history first, so a revert can itself be reverted.
     """
-    from anima import blocks, config
+    from anima.infra import config
+    from anima.self import blocks
 
     blocks.check_key(key)
     cfg = config.load(home.config)
@@ -133,7 +135,7 @@ def proposals_(home, everything, as_json):
     proposed body is in self/proposals/ID.md (and in --json). Prints nothing when there
     are none.
     """
-    from anima import proposals
+    from anima.self import proposals
 
     for meta, body in proposals.all_(home):
         if not everything and meta.get("status") != "open":
@@ -147,7 +149,8 @@ def proposals_(home, everything, as_json):
 
 
 def _decide(home, pid: str, accept: bool) -> None:
-    from anima import config, proposals
+    from anima.infra import config
+    from anima.self import proposals
 
     cfg = config.load(home.config)
     proposals.decide(home, pid, accept, cfg["self.block_max_chars"], cfg["core.lang"])

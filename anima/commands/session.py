@@ -29,7 +29,8 @@ def append(home, session_id, role, text):
     written: an ID that is not a plain name, empty text, or a session stored compressed.
     Text that is not valid UTF-8 exits 65.
     """
-    from anima import clock, transcripts
+    from anima.infra import clock
+    from anima.recall import transcripts
 
     transcripts.check_session_id(session_id)
     if text in ((), ("-",)):

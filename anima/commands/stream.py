@@ -9,13 +9,13 @@ INPUT_LIMIT = 64 * 1024
 
 
 def _stream(home):
-    from anima.stream import Stream
+    from anima.stream.now import Stream
 
     return Stream(home)
 
 
 def _cfg(home):
-    from anima import config
+    from anima.infra import config
 
     return config.load(home.config)
 
@@ -77,7 +77,7 @@ def _follow(path: str, lines: int) -> None:
     import signal
     import time
 
-    from anima import fs
+    from anima.infra import fs
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     data = fs.read_bytes(path) or b""
@@ -147,7 +147,7 @@ def roll(home, at, force):
     (a stream spanning midnight goes to both days); then the roll is recorded in
     pipeline/stream.jsonl and now.md starts empty.
     """
-    from anima import clock
+    from anima.infra import clock
 
     moment = clock.parse(at, "--now") if at else clock.now()
     _stream(home).roll(_cfg(home)["stream.max_lines"], moment, force)
@@ -165,7 +165,7 @@ def state(ctx):
 @click.pass_obj
 def state_show(home):
     """Print self/state.md; exit 1 when there is none yet."""
-    from anima import stream as pool_a
+    from anima.stream import now as pool_a
 
     out(pool_a.read_state(home))
 
@@ -175,7 +175,7 @@ def state_show(home):
 @click.pass_obj
 def state_set(home, text):
     """Replace self/state.md with TEXT (`-` or none: stdin, at most 64 KiB); empty is exit 77."""
-    from anima import stream as pool_a
+    from anima.stream import now as pool_a
 
     pool_a.set_state(home, text_or_stdin(text, "state set", INPUT_LIMIT))
 
@@ -192,7 +192,7 @@ def memories(ctx):
 @click.pass_obj
 def memories_list(home):
     """Print each topic and its size in bytes, tab-separated, by name."""
-    from anima import stream as pool_a
+    from anima.stream import now as pool_a
 
     _quiet_pipe(lambda: out("".join(f"{topic}\t{size}\n" for topic, size in pool_a.topics(home))))
 
@@ -202,7 +202,7 @@ def memories_list(home):
 @click.pass_obj
 def memories_show(home, topic):
     """Print one memory. TOPIC is a plain name (no '/': a path is exit 77); missing is exit 1."""
-    from anima import stream as pool_a
+    from anima.stream import now as pool_a
 
     text = pool_a.memory(home, topic)
     _quiet_pipe(lambda: out(text))
@@ -214,7 +214,7 @@ def memories_show(home, topic):
 def memories_search(home, terms):
     """Print the memory lines holding every TERM (any case; Chinese matches anywhere) as
     TOPIC<TAB>LINE<TAB>text; exit 1 when none does."""
-    from anima import stream as pool_a
+    from anima.stream import now as pool_a
 
     hits = pool_a.search(home, list(terms))
     if not hits:
@@ -231,8 +231,8 @@ def diary(home, date, listing):
 
     No diary that day is exit 1; DATE not a date is exit 2.
     """
-    from anima import clock
-    from anima import stream as pool_a
+    from anima.infra import clock
+    from anima.stream import now as pool_a
 
     if listing:
         if date is not None:

@@ -5,7 +5,7 @@ import os
 
 import click
 
-from anima.errors import TEMPFAIL
+from anima.infra.errors import TEMPFAIL
 
 
 @click.command("tick")
@@ -27,8 +27,10 @@ def cli(home, at):
     """
     import json
 
-    from anima import clock, config, fs, pipeline, rhythm
-    from anima.errors import Busy
+    from anima.infra import clock, config, fs
+    from anima.infra.errors import Busy
+    from anima.pipeline import events as pipeline
+    from anima.pipeline import rhythm
 
     if at is not None:
         clock.parse(at, "--now")
@@ -54,9 +56,9 @@ def cli(home, at):
 def _finish_interrupted(home, cfg) -> None:
     """A consolidate or forget killed midway holds now.md back until it is finished: do it.
     What cannot be finished is said on stderr (cron mails it); the tick's chores go on."""
-    from anima import consolidate
     from anima.commands._io import warn
-    from anima.errors import AnimaError
+    from anima.infra.errors import AnimaError
+    from anima.stream import consolidate
 
     try:
         consolidate.finish_interrupted(home, cfg, warn)

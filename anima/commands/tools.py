@@ -14,7 +14,7 @@ def tools(as_json):
     self_note, memory_recall, memory_stage, get_self_blocks, update_self_block. Approving,
     retiring and promoting are a person's commands, never tools.
     """
-    from anima.tools import SCHEMAS
+    from anima.host.tools import SCHEMAS
 
     if as_json:
         out(json.dumps(SCHEMAS, ensure_ascii=False, indent=1) + "\n")
@@ -32,8 +32,8 @@ def call(home, name):
     A failure prints {"error": ..., "exit": N} on stdout as well (for the host to hand back
     to the model) and exits N: 2 for an unknown tool or bad arguments, 77 for a refusal.
     """
-    from anima import tools
-    from anima.errors import AnimaError, DataError
+    from anima.host import tools
+    from anima.infra.errors import AnimaError, DataError
 
     try:
         raw = read_input(None, 1024 * 1024, f"call {name}", "as a JSON object on stdin")

@@ -1,7 +1,7 @@
 import click
 
 from anima.commands._io import json_option, out, out_json
-from anima.errors import NotFound, UsageError
+from anima.infra.errors import NotFound, UsageError
 
 
 @click.command()
@@ -20,8 +20,8 @@ def check(home, only, as_json):
     (files 0600, directories 0700, no symbolic links). Exit 1 when anything is found.
     Findings never repeat private data.
     """
-    from anima import check as checks
-    from anima import config
+    from anima.infra import config
+    from anima.trust import check as checks
 
     names = None
     if only is not None:
@@ -58,8 +58,9 @@ def verify(home, as_json):
     was forgotten), WHERE (the derived thing), SOURCE, WHAT. Changes nothing. Exit 1 when
     anything is wrong.
     """
-    from anima import config, provenance
     from anima.commands._io import warn
+    from anima.infra import config
+    from anima.trust import provenance
 
     problems = provenance.verify(home, config.load(home.config), lambda m: warn(f"warning: {m}"))
     _report("verify", "problem", problems, ("kind", "where", "source", "what"), as_json)

@@ -1,7 +1,7 @@
 import click
 
 from anima.commands._io import json_option, out, out_json
-from anima.errors import NotFound
+from anima.infra.errors import NotFound
 
 
 @click.command()
@@ -19,7 +19,8 @@ def cli(home, at, as_json):
     retired, drift, gone...), WHERE it lives now, TEXT (notes and facts). Exit 1 when no
     prompt was logged by then.
     """
-    from anima import clock, why
+    from anima.infra import clock
+    from anima.trust import why
 
     when = clock.parse(at, "--at") if at else None
     record = why.find(home, when)

@@ -1,0 +1,300 @@
+"""Facts about the person: staged from a real turn, approved or retired only by a person.
+
+facts/facts.jsonl holds one fact per line, every status in one file: a fact is never
+deleted, only retired, and each carries its source (session, line, who said it, and a
+SHA-256 of the turn's text when it was staged) and the history of its status changes.
+A fact's id is a hash of its source and quote, so staging the same quote from the same
+turn again finds the same fact.
+
+The profile and the habits are views over the approved facts, never facts themselves: the
+profile shows the newest approved fact per tag; a habit is a tag a person promoted.
+"""
+
+import json
+import os
+import re
+
+from anima.infra import clock, fs
+from anima.infra.errors import DataError, NotFound, Refused, UsageError
+
+STATUSES = ("candidate", "approved", "retired")
+_TAG = re.compile(r"^[^\s,/\\]{1,40}$")
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def fact_id(session: str, line: int, quote: str) -> str:
+    import zlib
+
+    key = "\0".join((session, str(line), normalise(quote)))
+    return f"f{zlib.crc32(key.encode('utf-8')):08x}"
+
+
+def turn_hash(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_tags(tags) -> list[str]:
+    out = []
+    for tag in tags:
+        if not _TAG.match(tag):
+            raise UsageError(f"{tag!r} is not a tag: one word, no spaces, commas or slashes, at most 40 characters")
+        if tag not in out:
+            out.append(tag)
+    return out
+
+
+def last_change(fact: dict, status: str) -> str:
+    """When the fact last entered `status` (RFC 3339), or ""."""
+    return next((h["at"] for h in reversed(fact.get("history", [])) if h["status"] == status), "")
+
+
+class Request:
+    """One fact to stage: where it was said and what."""
+
+    def __init__(self, session: str, line: int, quote: str, tags=(), importance: int = 1):
+        self.session, self.line, self.quote = session, line, quote
+        self.tags, self.importance = list(tags), importance
+
+
+class FactStore:
+    def __init__(self, home):
+        self.home = home
+        self.dir = home.path("facts")
+        self.file = os.path.join(self.dir, "facts.jsonl")
+        self.profile_path = os.path.join(self.dir, "profile.md")
+        self.habits_path = os.path.join(self.dir, "habits.json")
+        self.archive_dir = os.path.join(self.dir, "archive")
+
+    # --- facts -----------------------------------------------------------------------
+
+    def load(self, text: str | None = None) -> list[dict]:
+        if text is None:
+            text = fs.read_text(self.file) or ""
+        facts = []
+        for number, line in enumerate(text.split("\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                fact = json.loads(line)
+            except ValueError:
+                raise DataError(f"{self.file}:{number}: not valid JSON") from None
+            if not isinstance(fact, dict) or fact.get("status") not in STATUSES or not fact.get("id"):
+                raise DataError(f"{self.file}:{number}: not a fact (needs an id and a status)")
+            facts.append(fact)
+        return facts
+
+    def _write(self, facts: list[dict]) -> None:
+        fs.atomic_write(self.file, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in facts))
+
+    def stage(self, requests: list[Request], resolve, now: float) -> list[tuple[str, bool]]:
+        """Stage every request or none: each must resolve to a real turn that holds its quote.
+
+        `resolve(session, line)` returns the Turn or None. Returns (id, newly staged) pairs.
+        """
+        staged = []
+        for r in requests:
+            quote = normalise(r.quote)
+            if not quote:
+                raise Refused(f"{r.session}:{r.line}: refusing an empty quote")
+            turn = resolve(r.session, r.line)
+            if turn is None:
+                raise Refused(f"{r.session}:{r.line}: no such turn in the transcripts; a fact needs a real source")
+            if quote not in normalise(turn.text):
+                raise Refused(f"{r.session}:{r.line}: the quote does not occur in that turn; "
+                              "a fact needs a real source")
+            staged.append((r, quote, turn))
+        at = clock.iso(now)
+        result = []
+        with fs.locked(self.file, what="facts"):
+            facts = self.load()
+            known = {f["id"] for f in facts}
+            for r, quote, turn in staged:
+                fid = fact_id(r.session, r.line, quote)
+                result.append((fid, fid not in known))
+                if fid in known:
+                    continue
+                known.add(fid)
+                facts.append({
+                    "id": fid, "text": quote, "status": "candidate", "tags": r.tags, "importance": r.importance,
+                    "source": {"session": r.session, "line": r.line, "who": turn.who, "said": clock.iso(turn.ts),
+                               "sha256": turn_hash(turn.text)},
+                    "history": [{"status": "candidate", "at": at}],
+                })
+            if any(new for _, new in result):
+                self._write(facts)
+        return result
+
+    def set_status(self, ids: list[str], status: str, now: float, reason: str | None = None) -> None:
+        """Approve or retire every id or none (an unknown id changes nothing)."""
+        with fs.locked(self.file, what="facts"):
+            facts = self.load()
+            by_id = {f["id"]: f for f in facts}
+            missing = [i for i in ids if i not in by_id]
+            if missing:
+                raise NotFound(f"no fact {missing[0]}; `anima facts` lists them")
+            change = {"status": status, "at": clock.iso(now)}
+            if reason:
+                change["reason"] = reason
+            for i in dict.fromkeys(ids):
+                if by_id[i]["status"] != status:
+                    by_id[i]["status"] = status
+                    by_id[i].setdefault("history", []).append(dict(change))
+            self._write(facts)
+
+    def approved(self, facts: list[dict] | None = None) -> list[dict]:
+        """Approved facts, newest approval first."""
+        facts = self.load() if facts is None else facts
+        chosen = [f for f in facts if f["status"] == "approved"]
+        return sorted(chosen, key=lambda f: (last_change(f, "approved"), f["id"]), reverse=True)
+
+    # --- profile ---------------------------------------------------------------------
+
+    def profile(self, facts: list[dict] | None = None) -> list[tuple[str, dict, int]]:
+        """(tag, newest approved fact with it, how many more) per tag, newest first."""
+        groups: dict[str, list[dict]] = {}
+        for f in self.approved(facts):
+            for tag in f.get("tags", []):
+                groups.setdefault(tag, []).append(f)
+        return [(tag, fs_[0], len(fs_) - 1) for tag, fs_ in groups.items()]
+
+    def handwritten(self, text: str | None = None) -> str | None:
+        text = fs.read_text(self.profile_path) if text is None else text
+        return text.strip() if text and text.strip() else None
+
+    def set_handwritten(self, text: str, now: float) -> None:
+        """Write the hand-written profile; the one it replaces goes to facts/archive/."""
+        if not text.strip():
+            raise Refused("refusing an empty profile; `anima profile reset` goes back to the facts")
+        with fs.locked(self.profile_path, what="profile"):
+            self._archive_profile(now)
+            fs.atomic_write(self.profile_path, text.strip() + "\n")
+
+    def reset_handwritten(self, now: float) -> str | None:
+        """Move the hand-written profile to facts/archive/ (never deleted); return where."""
+        with fs.locked(self.profile_path, what="profile"):
+            where = self._archive_profile(now)
+            if where:
+                fs.remove(self.profile_path)
+        return where
+
+    def _archive_profile(self, now: float) -> str | None:
+        text = fs.read_text(self.profile_path)
+        if text is None:
+            return None
+        for n in range(1, 10000):
+            path = os.path.join(self.archive_dir, f"profile-{clock.iso(now)}" + (f"-{n}" if n > 1 else "") + ".md")
+            if fs.create(path, text):
+                return path
+        raise DataError(f"{self.archive_dir}: cannot find a free archive name")
+
+    # --- habits ----------------------------------------------------------------------
+
+    def habits(self, text: str | None = None) -> dict:
+        text = fs.read_text(self.habits_path) if text is None else text
+        if text is None:
+            return {}
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise DataError(f"{self.habits_path}: not valid JSON") from None
+        if not isinstance(data, dict) or not isinstance(data.get("habits"), dict):
+            raise DataError(f"{self.habits_path}: expected an object with a \"habits\" object")
+        return data["habits"]
+
+    def newest_by_tag(self, facts: list[dict] | None = None) -> dict[str, dict]:
+        """Tag -> its newest approved fact."""
+        return {tag: f for tag, f, _ in self.profile(facts)}
+
+    def tag_counts(self, facts: list[dict] | None = None) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for f in self.approved(facts):
+            for tag in f.get("tags", []):
+                counts[tag] = counts.get(tag, 0) + 1
+        return counts
+
+    def promote(self, tag: str, text: str | None, now: float) -> None:
+        with fs.locked(self.habits_path, what="habits"):
+            newest = next((f for f in self.approved() if tag in f.get("tags", [])), None)
+            if newest is None:
+                raise Refused(f"no approved fact has the tag {tag!r}; a habit stands on approved facts")
+            habits = self.habits()
+            habits[tag] = {"promoted": clock.iso(now)}
+            if text:
+                habits[tag]["text"] = normalise(text)
+            fs.atomic_write(self.habits_path, json.dumps({"habits": habits}, ensure_ascii=False, indent=1) + "\n")
+
+    def demote(self, tag: str) -> None:
+        with fs.locked(self.habits_path, what="habits"):
+            habits = self.habits()
+            if tag not in habits:
+                raise NotFound(f"{tag!r} is not a habit; `anima habits` lists them")
+            del habits[tag]
+            fs.atomic_write(self.habits_path, json.dumps({"habits": habits}, ensure_ascii=False, indent=1) + "\n")
+
+
+def search(approved: list[dict], query) -> tuple[list[dict], bool]:
+    """Approved facts holding every term of `query` (a recall.Query), newest approval first;
+    if none holds them all, those holding any (relaxed). Retired facts are never searched."""
+    from anima.recall.fts import Memory
+
+    memory = Memory()
+    for f in approved:
+        memory.add(f["text"])
+    rows = [memory.phrase_rows(m) for m in query.matches]
+    hits = [(f, [i in r for r in rows]) for i, f in enumerate(approved, 1)]
+    strict = [f for f, found in hits if all(found)]
+    if strict:
+        return strict, False
+    return [f for f, found in hits if any(found)], True
+
+
+# --- the prompt's three sections ---------------------------------------------------------
+
+def _facts(ctx) -> tuple[FactStore, list[dict]]:
+    store = FactStore(ctx.home)
+    return store, store.load(ctx.read(store.file) or "")
+
+
+def profile_items(ctx):
+    """The profile section: a person's hand-written profile, else the newest fact per tag."""
+    from anima.host.prompt import Item
+
+    if not ctx.cfg["facts.profile"]:
+        return None
+    store, facts = _facts(ctx)
+    written = store.handwritten(ctx.read(store.profile_path) or "")
+    if written:
+        lines = [line.strip() for line in written.split("\n") if line.strip()]
+        return [Item(f"profile:{i}", line) for i, line in enumerate(lines)], \
+            ctx.cfg["prompt.budget.profile_handwritten"]
+    return [Item(f["id"], f"{tag}: {f['text']}") for tag, f, _ in store.profile(facts)]
+
+
+def conclusion_items(ctx):
+    """Approved facts, newest first, less those the profile already printed."""
+    from anima.host.prompt import Item
+
+    store, facts = _facts(ctx)
+    return [Item(f["id"], f["text"]) for f in store.approved(facts) if f["id"] not in ctx.shown]
+
+
+def habit_text(habit: dict, newest: dict | None) -> str | None:
+    """How a habit reads: the words a person gave it, else its tag's newest approved fact
+    (so a retired fact never lingers in a habit); None when neither exists."""
+    return habit.get("text") or (newest["text"] if newest else None)
+
+
+def habit_items(ctx):
+    from anima.host.prompt import Item
+
+    store, facts = _facts(ctx)
+    habits = store.habits(ctx.read(store.habits_path))
+    newest = store.newest_by_tag(facts)
+    ordered = sorted(habits.items(), key=lambda kv: (kv[1].get("promoted", ""), kv[0]), reverse=True)
+    items = [(tag, habit_text(h, newest.get(tag))) for tag, h in ordered]
+    return [Item(f"habit:{tag}", text) for tag, text in items if text]

@@ -1,0 +1,213 @@
+"""`anima mcp`: the agent's tools, the prompt and the self blocks over MCP on stdio.
+
+An adapter and nothing more: a tool call runs `anima.host.tools.call`, exactly what `anima call`
+runs (the same checks and refusals), and the prompt is `anima.host.prompt.build`, byte for byte
+what `anima prompt` prints. The low-level SDK server is used rather than its decorator
+layer so that the tools keep the very JSON schemas `anima tools --json` prints instead of
+schemas re-derived from Python signatures.
+"""
+
+import json
+import os
+import traceback
+
+from anima.host import tools
+from anima.infra import fs
+from anima.infra.errors import SOFTWARE, AnimaError
+from anima.self import blocks
+
+PROMPT_URI = "anima://prompt"
+PROMPT_NAME = "anima"
+BLOCK_URI = "anima://self/"
+PROMPT_DESCRIPTION = ("What `anima prompt` prints: the self blocks, self-notes, what is known about the person "
+                      "and the project context. Put it into the system prompt.")
+INSTRUCTIONS = ("anima keeps your persistent first-person self. Read the resource anima://prompt (or the "
+                "prompt 'anima') into your system prompt; use the tools to write self-notes, recall past "
+                "conversations, propose facts about the user and read or rewrite your self blocks.")
+
+
+def serve(home, cwd: str, warn) -> None:
+    """Answer one MCP client on stdin/stdout until stdin closes."""
+    import anyio
+
+    anyio.run(_serve, home, cwd, warn)
+
+
+async def _serve(home, cwd, warn):
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    from anima import __version__
+
+    server = Server("anima", version=__version__, instructions=INSTRUCTIONS, **handlers(home, cwd, warn))
+    async with stdio_server() as (read_stream, write_stream):
+        pending = set()
+        await server.run(DrainingReader(read_stream, pending), AnswerCounter(write_stream, pending),
+                         server.create_initialization_options())
+
+
+# The SDK ends the session as soon as stdin closes and cancels what is still running, so
+# `printf REQUESTS | anima mcp` would lose the last answers. The two wrappers hold the end of
+# input back until every request read has been answered (or cancelled by the client), at
+# most DRAIN_SECONDS. They see only the transport's messages, none of the SDK's internals.
+DRAIN_SECONDS = 60
+
+
+class DrainingReader:
+    def __init__(self, inner, pending: set):
+        self.inner, self.pending = inner, pending
+
+    @property
+    def last_context(self):  # the sender's context, for the SDK to run the handler in
+        return getattr(self.inner, "last_context", None)
+
+    async def receive(self):
+        import anyio
+        import mcp_types as types
+
+        try:
+            item = await self.inner.receive()
+        except anyio.EndOfStream:
+            with anyio.move_on_after(DRAIN_SECONDS):
+                while self.pending:
+                    await anyio.sleep(0.01)
+            raise
+        message = getattr(item, "message", None)
+        if isinstance(message, types.JSONRPCRequest):
+            self.pending.add(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            self.pending.discard((message.params or {}).get("requestId"))
+        return item
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.aclose()
+
+
+class AnswerCounter:
+    def __init__(self, inner, pending: set):
+        self.inner, self.pending = inner, pending
+
+    async def send(self, item):
+        import mcp_types as types
+
+        await self.inner.send(item)
+        if isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+            self.pending.discard(item.message.id)
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.aclose()
+
+
+def handlers(home, cwd, warn) -> dict:
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
+    def text(value: str):
+        return types.TextContent(type="text", text=value)
+
+    def prompt_text() -> str:
+        from anima.host import prompt
+
+        try:
+            result = prompt.build(home, cwd, None, None)
+        except AnimaError as e:
+            raise MCPError(types.INTERNAL_ERROR, str(e)) from None
+        for message in result.warnings:
+            warn(message)
+        return result.text
+
+    def failure(message: str, code: int):
+        """What `anima call` prints for a failure, as a tool error the model reads; the line on stderr too."""
+        warn(message)
+        return types.CallToolResult(content=[text(message)], structured_content={"error": message, "exit": code},
+                                    is_error=True)
+
+    async def list_tools(ctx, params):
+        return types.ListToolsResult(tools=[
+            types.Tool(name=f["name"], description=f["description"], input_schema=f["parameters"])
+            for f in (s["function"] for s in tools.SCHEMAS)])
+
+    async def call_tool(ctx, params):
+        fs.CHANGED.clear()  # what this call writes is what git.autocommit commits for it
+        try:
+            result = tools.call(home, params.name, params.arguments or {}, lambda m: warn(f"warning: {m}"))
+            if os.path.exists(os.path.join(home.root, ".git")):
+                from anima.infra import git as autocommit
+
+                words = [str(v) for v in (params.arguments or {}).values()]
+                autocommit.after(home, ["mcp", params.name], words, None, warn)
+        except AnimaError as e:
+            return failure(str(e), e.exit_code)
+        except Exception as e:  # a bug in anima: the host gets one line, the session goes on
+            if os.environ.get("ANIMA_DEBUG") == "1":
+                traceback.print_exc()
+            return failure(f"internal error: {type(e).__name__}: {e}", SOFTWARE)
+        return types.CallToolResult(content=[text(json.dumps(result, ensure_ascii=False))], structured_content=result)
+
+    async def list_resources(ctx, params):
+        found = [types.Resource(name="prompt", uri=PROMPT_URI, mime_type="text/markdown",
+                                description=PROMPT_DESCRIPTION)]
+        for b in _read_blocks(home, types, MCPError):
+            found.append(types.Resource(name=b.key, title=b.title, uri=BLOCK_URI + b.key, mime_type="text/markdown",
+                                        description=f"My self block {b.key}" + (" (locked)" if b.locked else "")))
+        return types.ListResourcesResult(resources=found)
+
+    async def read_resource(ctx, params):
+        uri = str(params.uri)
+        if uri == PROMPT_URI:
+            body = prompt_text()
+        else:
+            key = uri.removeprefix(BLOCK_URI)
+            block = None
+            if uri.startswith(BLOCK_URI) and key in blocks.KEYS:
+                block = _read_blocks(home, types, MCPError, key)
+            if not block:
+                raise MCPError(types.INVALID_PARAMS, f"no such resource: {uri}")
+            body = block[0].body + "\n"  # as `anima self get KEY` prints it
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown",
+                                                                             text=body)])
+
+    async def list_prompts(ctx, params):
+        return types.ListPromptsResult(prompts=[types.Prompt(name=PROMPT_NAME, description=PROMPT_DESCRIPTION)])
+
+    async def get_prompt(ctx, params):
+        if params.name != PROMPT_NAME:
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; prompts: {PROMPT_NAME}")
+        return types.GetPromptResult(description=PROMPT_DESCRIPTION,
+                                     messages=[types.PromptMessage(role="user", content=text(prompt_text()))])
+
+    return {"on_list_tools": list_tools, "on_call_tool": call_tool, "on_list_resources": list_resources,
+            "on_read_resource": read_resource, "on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
+
+
+def _read_blocks(home, types, error, key: str | None = None) -> list:
+    try:
+        if key is None:
+            return blocks.read_all(home.blocks)
+        block = blocks.read(home.blocks, key)
+        return [] if block is None else [block]
+    except AnimaError as e:
+        raise error(types.INTERNAL_ERROR, str(e)) from None

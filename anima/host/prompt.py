@@ -1,0 +1,365 @@
+"""`anima prompt`: the text a host puts in its system prompt every turn.
+
+Sections in a fixed order, each a heading outside a fence, a short second-person frame, and
+the body inside a ```md fence. The output is a pure function of its input files, the config
+and the flags, so it is cached keyed by those files' stat signatures: a warm call reads one
+small file and prints it.
+"""
+
+import json
+import os
+
+from anima.infra import clock, fs
+from anima.infra.config import SECTION_NAMES
+
+BUDGETED = ("notes", "profile", "conclusions", "habits")
+
+HEADINGS = {
+    "en": {
+        "self": "Self layer",
+        "notes": "Self-notes",
+        "profile": "About the person you talk with",
+        "conclusions": "Resident conclusions",
+        "habits": "Habits",
+        "project": "Project context",
+    },
+    "zh": {
+        "self": "自我层",
+        "notes": "自述",
+        "profile": "关于对方",
+        "conclusions": "常驻结论",
+        "habits": "习惯",
+        "project": "项目上下文",
+    },
+}
+
+FRAMES = {
+    "en": {
+        "self": "This is how you see yourself. It is written in your own voice, in the first person: "
+                "read it as yourself, not as a description of someone else.",
+        "notes": "Notes you wrote about yourself in earlier sessions, the most alive first. "
+                 "They are your own observations of how you work.",
+        "profile": "What you know about the person you talk with, drawn from facts they stated "
+                   "and a person approved.",
+        "conclusions": "Facts about the person that a person approved, each from something they "
+                       "said, newest first.",
+        "habits": "Habits of the person that a person confirmed.",
+        "project": "The {file} of the directory you are working in ({dir}). It belongs to the "
+                   "project, not to you.",
+        "cut": "(Cut here: {more} more characters are in {path}.)",
+    },
+    "zh": {
+        "self": "以下是你对自己的认识，用你自己的口吻、以第一人称写成：把它当作你自己来读，而不是对别人的描述。",
+        "notes": "这些是你在之前的会话里写下的关于自己的笔记，最活跃的在前。它们是你对自己做事方式的观察。",
+        "profile": "你对正在交谈的这个人的了解，来自对方说过、并经人确认的事实。",
+        "conclusions": "经人确认的关于对方的事实，每条都出自对方说过的话，新的在前。",
+        "habits": "经人确认的对方的习惯。",
+        "project": "你当前工作目录（{dir}）下的 {file}。它属于项目，不属于你。",
+        "cut": "（此处截断：{path} 还有 {more} 个字符。）",
+    },
+}
+
+class Item:
+    """One whole unit of a budgeted section, e.g. a note or a fact."""
+
+    def __init__(self, id: str, text: str):
+        self.id, self.text = id, text
+
+
+class Section:
+    def __init__(self, name: str, body: str, used: int, limit: int | None, frame_vars: dict | None = None,
+                 after: str = "", items: list | None = None):
+        self.name, self.body, self.used = name, body, used
+        self.limit = limit  # None: not budgeted
+        self.frame_vars = frame_vars or {}
+        self.after = after  # a line printed after the fence, outside it
+        self.items = items or []  # ids of the items printed
+
+
+def fence(body: str) -> str:
+    """Wrap `body` in a ```md fence longer than any backtick run inside it."""
+    longest = run = 0
+    for ch in body:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}md\n{body}\n{ticks}"
+
+
+def fill(items: list[Item], limit: int) -> tuple[list[Item], int]:
+    """The longest prefix of `items` (best first) whose texts fit in `limit` characters.
+
+    Whole items only, and rank is never skipped over: an item that does not fit ends the
+    section, so what is dropped is always what ranked lowest (the oldest).
+    """
+    chosen, used = [], 0
+    for item in items:
+        if used + len(item.text) > limit:
+            break
+        chosen.append(item)
+        used += len(item.text)
+    return chosen, used
+
+
+def render(sections: list[Section], lang: str) -> str:
+    parts = []
+    for s in sections:
+        frame = FRAMES[lang][s.name].format(**s.frame_vars)
+        part = f"## {HEADINGS[lang][s.name]}\n\n{frame}\n\n{fence(s.body)}"
+        if s.after:
+            part += f"\n\n{s.after}"
+        parts.append(part)
+    return "\n\n".join(parts) + "\n" if parts else ""
+
+
+class Context:
+    """What the sections are built from."""
+
+    def __init__(self, home, cfg, cwd: str, lang: str, inputs: list | None = None):
+        self.home, self.cfg, self.cwd, self.lang = home, cfg, cwd, lang
+        self.inputs = inputs if inputs is not None else []  # every file read: the cache depends on them
+        self.shown: set = set()  # ids of the items printed so far, so that no section repeats another
+        self.sources: dict = {}  # section -> {what: sha256} of the files it printed, for log/injections.jsonl
+
+    def read(self, path: str) -> str | None:
+        self.inputs.append(path)
+        return fs.read_text(path)
+
+
+def self_section(ctx: Context) -> Section | None:
+    from anima.self import blocks
+
+    found = []
+    for key in blocks.KEYS:
+        path = blocks.block_path(ctx.home.blocks, key)
+        text = ctx.read(path)
+        if text is not None:
+            found.append(blocks.parse(text, key, path))
+            ctx.sources.setdefault("self", {})[key] = _sha(text)
+    if not found:
+        return None
+    body = "\n\n".join(f"### {b.title}\n\n{b.body}" for b in found)
+    return Section("self", body, sum(b.chars for b in found), None)
+
+
+def project_section(ctx: Context) -> Section | None:
+    name = ctx.cfg["prompt.project_file"]
+    limit = ctx.cfg["prompt.project_max_chars"]
+    path = os.path.join(ctx.cwd, name)
+    ctx.inputs.append(path)
+    try:
+        with open(path, "rb") as f:  # a project file may well be a symlink (AGENTS.md -> CLAUDE.md)
+            data = f.read(limit * 4 + 4)
+            rest = len(f.read()) if len(data) > limit * 4 else 0
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        return None
+    ctx.sources["project"] = {path: _sha(data)}  # of what was read: the whole file, or the prefix a cut shows
+    text = data.decode("utf-8", errors="replace").strip("\n").rstrip()
+    if not text.strip():
+        return None
+    after = ""
+    if len(text) > limit or rest:
+        cut = text.rfind("\n", 0, limit + 1)
+        kept = text[: cut if cut > 0 else limit].rstrip()
+        more = len(text) - len(kept) + rest
+        after = FRAMES[ctx.lang]["cut"].format(more=more, path=path)
+        text = kept
+    return Section("project", text, len(text), limit, {"file": name, "dir": ctx.cwd}, after)
+
+
+# Budgeted sections get their items from the store that owns them ("module:function", imported
+# only when the section is assembled); a store with nothing to offer yields no items and its
+# section is left out, and one that returns None is switched off (no section, no stats).
+ITEM_SOURCES = {
+    "notes": "anima.notes.store:prompt_items",
+    "profile": "anima.facts.store:profile_items",
+    "conclusions": "anima.facts.store:conclusion_items",
+    "habits": "anima.facts.store:habit_items",
+}
+# What to call with the ids a section printed, on every call, cached or not.
+INJECTION_RECORDERS = {
+    "notes": "anima.notes.store:record_injections",
+}
+
+
+def _resolve(spec):
+    if callable(spec):
+        return spec
+    import importlib
+
+    module, name = spec.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def budgeted_section(ctx: Context, name: str, remaining: int) -> Section | None:
+    """A source gives its items best first, or (items, its own limit), or None for "off"."""
+    source = ITEM_SOURCES.get(name)
+    items = _resolve(source)(ctx) if source else []
+    if items is None:
+        return None
+    own = ctx.cfg[f"prompt.budget.{name}"]
+    if isinstance(items, tuple):
+        items, own = items
+    chosen, used = fill(items, min(own, remaining))
+    ctx.shown.update(i.id for i in chosen)
+    return Section(name, "\n".join(i.text for i in chosen), used, own, items=[i.id for i in chosen])
+
+
+class Prompt:
+    def __init__(self, text: str, stats: list, warnings: list, injected: dict, record: dict | None = None):
+        self.text = text
+        self.stats = stats  # (section, used, limit or None)
+        self.warnings = warnings
+        self.injected = injected  # section -> ids of items printed
+        self.record = record or {}  # what log/injections.jsonl says of it (without the time)
+
+
+def _sha(data: str | bytes) -> str:
+    from anima.stream.now import sha  # imported only when a prompt is assembled, never from the cache
+
+    return sha(data)
+
+
+def injection_record(sections: list[Section], text: str, sources: dict, cwd: str) -> dict:
+    """What a prompt told the agent, as hashes and ids only (never text): the whole text's
+    sha256, and per section its size, its body's sha256, the items (notes, facts) it printed
+    and the files it printed whole (blocks, the project file) with their sha256."""
+    parts = []
+    for s in sections:
+        part = {"name": s.name, "chars": s.used, "sha256": _sha(s.body)}
+        if s.items:
+            part["items"] = s.items
+        if s.name in sources:
+            part["files"] = sources[s.name]
+        parts.append(part)
+    return {"sha256": _sha(text), "chars": len(text), "cwd": cwd, "sections": parts}
+
+
+def assemble(ctx: Context, names: list[str]) -> Prompt:
+    sections, stats, warnings = [], [], []
+    remaining = ctx.cfg["prompt.budget.total"]
+    budget_used = 0
+    for name in SECTION_NAMES:
+        if name not in names:
+            continue
+        if name == "self":
+            s = self_section(ctx)
+            if s is None:
+                warnings.append(f"no self blocks in {ctx.home.blocks}; run `anima init`")
+        elif name == "project":
+            s = project_section(ctx)
+        else:
+            s = budgeted_section(ctx, name, remaining)
+            if s is None:
+                continue
+            remaining -= s.used
+            budget_used += s.used
+        if s is None:
+            stats.append((name, 0, ctx.cfg["prompt.project_max_chars"] if name == "project" else None))
+            continue
+        stats.append((name, s.used, s.limit))
+        if s.body:
+            sections.append(s)
+    if any(n in names for n in BUDGETED):
+        stats.append(("total", budget_used, ctx.cfg["prompt.budget.total"]))
+    injected = {s.name: s.items for s in sections if s.items}
+    text = render(sections, ctx.lang)
+    return Prompt(text, stats, warnings, injected, injection_record(sections, text, ctx.sources, ctx.cwd))
+
+
+def format_stats(stats: list) -> str:
+    return "".join(f"{name}\t{used}\t{'-' if limit is None else limit}\n" for name, used, limit in stats)
+
+
+# --- cache ---------------------------------------------------------------------------------
+
+def cache_path(home, key: dict) -> str:
+    import zlib  # a short name is enough: the entry holds its whole key and is checked against it
+
+    return os.path.join(home.cache, "prompt", f"{zlib.crc32(json.dumps(key, sort_keys=True).encode()):08x}.json")
+
+
+def cache_key(home, cwd: str, lang: str | None, names: list[str] | None, environ) -> dict:
+    """Everything, besides the input files listed in the entry, that decides the output."""
+    from anima import __version__
+
+    return {
+        "version": __version__,
+        "home": home.root,
+        "cwd": cwd,
+        "lang": lang,
+        "sections": names,
+        "env_lang": environ.get("ANIMA_LANG", ""),
+    }
+
+
+def cached(path: str, key: dict) -> Prompt | None:
+    try:
+        with open(path, "rb") as f:
+            entry = json.loads(f.read())
+        if entry["key"] != key:
+            return None
+        for input_path, sig in entry["inputs"]:
+            if fs.signature(input_path) != sig:
+                return None
+        return Prompt(entry["text"], entry["stats"], entry["warnings"], entry["injected"], entry["record"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store(path: str, key: dict, prompt: Prompt, inputs: list[str], started_ns: int) -> None:
+    """Keep the prompt for the next call, unless an input changed too recently to trust."""
+    sigs = [(p, fs.signature(p)) for p in dict.fromkeys(inputs)]
+    if not fs.settled((sig for _, sig in sigs), started_ns):
+        return
+    entry = {"key": key, "inputs": sigs, "text": prompt.text, "stats": prompt.stats,
+             "warnings": prompt.warnings, "injected": prompt.injected, "record": prompt.record}
+    fs.ensure_dir(os.path.dirname(path))
+    fs.atomic_write(path, json.dumps(entry, ensure_ascii=False), durable=False)
+    _prune(os.path.dirname(path))
+
+
+CACHE_ENTRIES = 64
+
+
+def _prune(directory: str) -> None:
+    """Keep the cache small: drop the least recently written entries beyond CACHE_ENTRIES."""
+    try:
+        names = [n for n in os.listdir(directory) if n.endswith(".json")]
+    except FileNotFoundError:
+        return
+    if len(names) <= CACHE_ENTRIES:
+        return
+    paths = sorted((os.path.join(directory, n) for n in names), key=lambda p: fs.signature(p) or [0])
+    for p in paths[: len(paths) - CACHE_ENTRIES]:
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+
+
+def build(home, cwd: str, lang: str | None, names: list[str] | None, environ=os.environ) -> Prompt:
+    """The prompt for these inputs: from the cache when nothing changed, else assembled."""
+    from anima.infra import config
+
+    cwd = os.path.abspath(cwd)
+    key = cache_key(home, cwd, lang, names, environ)
+    path = cache_path(home, key)
+    prompt = cached(path, key)
+    if prompt is None:
+        started = clock.files_now_ns()
+        cfg = config.load(home.config, environ)
+        ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], inputs=[home.config])
+        prompt = assemble(ctx, names if names is not None else cfg["prompt.sections"])
+        store(path, key, prompt, ctx.inputs, started)
+    for section, ids in prompt.injected.items():
+        if section in INJECTION_RECORDERS:
+            _resolve(INJECTION_RECORDERS[section])(home, ids)
+    log_injection(home, prompt)
+    return prompt
+
+
+def log_injection(home, prompt: Prompt) -> None:
+    """One line of log/injections.jsonl per call: when, and what was injected (anima why)."""
+    line = json.dumps({"at": clock.iso(clock.now()), **prompt.record}, ensure_ascii=False) + "\n"
+    fs.append(home.path("log", "injections.jsonl"), line, durable=False)  # every turn: no fsync

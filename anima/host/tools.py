@@ -1,0 +1,130 @@
+"""The agent-facing commands as OpenAI function-calling tools, and running one from JSON.
+
+Only what the agent may do itself is a tool: write a self-note, search the transcripts,
+stage a fact, read its blocks, rewrite an unlocked block. Approving, retiring, promoting and
+forcing a locked block are a person's, and are not tools.
+"""
+
+from anima.infra.errors import AnimaError, UsageError
+
+
+def _fn(name: str, description: str, properties: dict, required: list[str]) -> dict:
+    return {"type": "function", "function": {
+        "name": name, "description": description,
+        "parameters": {"type": "object", "properties": properties, "required": required,
+                       "additionalProperties": False}}}
+
+
+SCHEMAS = [
+    _fn("self_note",
+        "Write a note about yourself for later sessions: 1 to 3 first-person sentences about how you "
+        "work, never about the user (private data is refused). Returns the note's id.",
+        {"text": {"type": "string", "description": "The note, in the first person."}}, ["text"]),
+    _fn("memory_recall",
+        "Search your past conversations for what was really said. Every term must match; if nothing "
+        "does, any term may (relaxed). Returns results with session, line, date, who and text.",
+        {"terms": {"type": "array", "items": {"type": "string"}, "description": "Search terms."},
+         "limit": {"type": "integer", "description": "At most this many results (default 10)."},
+         "who": {"type": "string", "enum": ["user", "me", "delegated"], "description": "Only these turns."},
+         "since": {"type": "string", "description": "Only turns on or after this date (YYYY-MM-DD)."}},
+        ["terms"]),
+    _fn("memory_stage",
+        "Propose a fact about the user from a real turn that memory_recall found: the session and line "
+        "must exist and the quote must occur in that turn. A person approves it before it is used.",
+        {"session": {"type": "string"}, "line": {"type": "integer"},
+         "quote": {"type": "string", "description": "The user's words, as they occur in the turn."},
+         "tags": {"type": "array", "items": {"type": "string"}},
+         "importance": {"type": "integer", "description": "0 to 3 (default 1)."}},
+        ["session", "line", "quote"]),
+    _fn("get_self_blocks",
+        "Read your self blocks (who you are): all six, or the one named by key.",
+        {"key": {"type": "string", "enum": ["existence_anchor", "self_model", "personality_baseline", "direction",
+                                           "metacognition", "autobiography_summary"]}}, []),
+    _fn("update_self_block",
+        "Rewrite one of your self blocks, in the first person. The existence anchor is locked. "
+        "The previous version is kept.",
+        {"key": {"type": "string", "enum": ["self_model", "personality_baseline", "direction", "metacognition",
+                                           "autobiography_summary"]},
+         "body": {"type": "string", "description": "The new Markdown body."}}, ["key", "body"]),
+]
+NAMES = [s["function"]["name"] for s in SCHEMAS]
+_TYPES = {"string": str, "integer": int, "array": list, "boolean": bool}
+
+
+def check_args(name: str, args) -> dict:
+    """The arguments if they fit the tool's schema, else UsageError saying what is wrong."""
+    if name not in NAMES:
+        raise UsageError(f"unknown tool {name!r}; tools: {', '.join(NAMES)}")
+    params = SCHEMAS[NAMES.index(name)]["function"]["parameters"]
+    if not isinstance(args, dict):
+        raise UsageError(f"{name}: the arguments must be a JSON object")
+    for key in params["required"]:
+        if key not in args:
+            raise UsageError(f"{name}: missing argument {key!r}")
+    for key, value in args.items():
+        spec = params["properties"].get(key)
+        if spec is None:
+            raise UsageError(f"{name}: unknown argument {key!r}")
+        kind = _TYPES[spec["type"]]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise UsageError(f"{name}: {key!r} must be of type {spec['type']}")
+        if spec["type"] == "array" and not all(isinstance(v, str) for v in value):
+            raise UsageError(f"{name}: {key!r} must be a list of strings")
+        if "enum" in spec and value not in spec["enum"]:
+            raise UsageError(f"{name}: {key!r} must be one of {', '.join(spec['enum'])}")
+    return args
+
+
+def call(home, name: str, args: dict, warn) -> dict:
+    """Run a tool with checked arguments; its result as a JSON-ready dict."""
+    from anima.infra import clock, config
+
+    args = check_args(name, args)
+    cfg = config.load(home.config)
+    if name == "self_note":
+        from anima.notes.store import Store
+
+        nid, archived = Store(home).add(args["text"], cfg, clock.now())
+        return {"id": nid, "archived": [n.id for n in archived]}
+    if name == "memory_recall":
+        from anima.commands.recall import parse_since
+        from anima.recall import search as recall
+
+        q = recall.Query(args["terms"])
+        if not q.raw:
+            raise UsageError("memory_recall: give at least one search term")
+        filters = recall.Filters(parse_since(args.get("since")), args.get("who"))
+        limit = args.get("limit", cfg["recall.limit"])
+        if limit < 1:
+            raise UsageError("memory_recall: 'limit' must be at least 1")
+        [results] = recall.run(home, cfg, [q], filters, limit, True, warn)
+        return {"results": [recall.as_json(r) for r in results],
+                "relaxed": bool(results) and results[0].relaxed}
+    if name == "memory_stage":
+        from anima.facts.store import FactStore, Request, check_tags
+        from anima.recall import transcripts
+
+        importance = args.get("importance", 1)
+        if importance not in (0, 1, 2, 3):
+            raise UsageError("memory_stage: 'importance' must be 0 to 3")
+        request = Request(args["session"], args["line"], args["quote"], check_tags(args.get("tags", [])), importance)
+        store = FactStore(home)
+        [(fid, new)] = store.stage([request], lambda s, n: transcripts.find_turn(home, cfg, s, n, warn), clock.now())
+        status = next(f["status"] for f in store.load() if f["id"] == fid)
+        return {"id": fid, "new": new, "status": status}
+    from anima.self import blocks
+
+    if name == "get_self_blocks":
+        found = [blocks.read(home.blocks, args["key"])] if "key" in args else blocks.read_all(home.blocks)
+        return {"blocks": [{"key": b.key, "title": b.title, "locked": b.locked, "body": b.body}
+                           for b in found if b is not None]}
+    try:
+        rev = blocks.write(home.blocks, args["key"], args["body"], force=False,
+                           max_chars=cfg["self.block_max_chars"], lang=cfg["core.lang"])
+    except blocks.Unchanged:
+        return {"key": args["key"], "changed": False}
+    return {"key": args["key"], "changed": True, "previous_revision": rev}
+
+
+def error(e: AnimaError) -> dict:
+    return {"error": str(e), "exit": e.exit_code}

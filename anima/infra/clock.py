@@ -1,0 +1,57 @@
+"""The two times anima reads: her time, and the time files are stamped with.
+
+`now` is the time anima lives at: ANIMA_NOW (RFC 3339) when set, for tests and replays, else
+the system clock.
+
+`files_now_ns` is the time the kernel stamps files with right now. A file's age (a claim, a
+hot session, a backlog) and whether a cache may trust a file's signature are measured
+against it, never against `now`: ANIMA_NOW moves her time, not the files', and a process
+whose clock is moved (faketime, a container's time namespace) still sees the files' real
+stamps.
+"""
+
+import os
+import time
+
+
+def now() -> float:
+    """Seconds since the epoch."""
+    fixed = os.environ.get("ANIMA_NOW")
+    if fixed:
+        return parse(fixed, "ANIMA_NOW")
+    return time.time()
+
+
+def files_now_ns() -> int:
+    """Nanoseconds since the epoch by the clock that stamps files.
+
+    A new pipe's inode is stamped by that very clock (the kernel's coarse real-time clock, the
+    one mtime and ctime come from), so its fstat reads it in three system calls and writes
+    nothing. Where a pipe carries no stamp, the system clock."""
+    r, w = os.pipe()
+    try:
+        stamp = os.fstat(r).st_mtime_ns
+    finally:
+        os.close(r)
+        os.close(w)
+    return stamp or time.time_ns()
+
+
+def parse(text: str, what: str, error=None) -> float:
+    """Seconds since the epoch of an RFC 3339 time; `error` (default UsageError) if it is not one."""
+    from datetime import datetime, timezone
+
+    from anima.infra.errors import UsageError
+
+    try:
+        moment = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        raise (error or UsageError)(f"{what}: not an RFC 3339 time: {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def iso(seconds: float) -> str:
+    """RFC 3339 in UTC to the second, e.g. 2026-11-30T04:17:21Z."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))

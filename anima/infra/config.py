@@ -1,0 +1,431 @@
+"""config.toml: the schema of every setting, loading, validation and style-keeping writes.
+
+Precedence: command-line flag > ANIMA_* environment variable > config.toml > default.
+A file that does not parse or holds an invalid value is an error naming the file and key;
+it is never "repaired" by writing defaults over it.
+"""
+
+import json
+import os
+import re
+
+from anima.infra import clock, fs
+from anima.infra.errors import ConfigError, UsageError
+
+SECTION_NAMES = ("self", "notes", "profile", "conclusions", "habits", "project")
+LANGS = ("zh", "en")
+
+
+class Setting:
+    """One key of config.toml: its default, its help (written into the file) and its type."""
+
+    def __init__(self, default, help: str, kind: str, low: int = 0, high: int = 0, choices: tuple = ()):
+        self.default = default
+        self.help = help
+        self.kind = kind  # int | bool | choice | list | words | filename | cron | text | backend | ...
+        self.low, self.high = low, high
+        self.choices = choices
+
+    def check(self, value, key: str):
+        """Return `value` if valid for this setting, else raise ConfigError saying why."""
+        if self.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int) or not self.low <= value <= self.high:
+                raise ConfigError(f"{key}: must be an integer from {self.low} to {self.high}, not {_show(value)}")
+        elif self.kind == "bool":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{key}: must be true or false, not {_show(value)}")
+        elif self.kind == "choice":
+            if value not in self.choices:
+                raise ConfigError(f"{key}: must be one of {', '.join(self.choices)}, not {_show(value)}")
+        elif self.kind == "list":
+            if not isinstance(value, list) or any(v not in self.choices for v in value):
+                raise ConfigError(f"{key}: must be a list drawn from {', '.join(self.choices)}, not {_show(value)}")
+            if len(set(value)) != len(value):
+                raise ConfigError(f"{key}: lists a name twice: {_show(value)}")
+        elif self.kind == "words":
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                raise ConfigError(f"{key}: must be a list of non-empty strings, not {_show(value)}")
+        elif self.kind == "routes":
+            from anima.pipeline.route import check_topology
+
+            check_topology(value, key)
+        elif self.kind == "commands":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{key}: must be a table of command = [argv, ...], not {_show(value)}")
+            for name, argv in value.items():
+                if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) or ".." in name:
+                    raise ConfigError(f"{key}: {name!r} is not a plain command name")
+                if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and a for a in argv):
+                    raise ConfigError(f"{key}.{name}: must be a non-empty list of strings (an argv, no shell)")
+        elif self.kind == "backend":
+            from anima.infra.llm import backend_problem
+
+            problem = backend_problem(value)
+            if problem:
+                raise ConfigError(f"{key}: {_show(value)} {problem}")
+        elif self.kind == "text":
+            if not isinstance(value, str) or not value.strip() or "\n" in value:
+                raise ConfigError(f"{key}: must be a non-empty string on one line, not {_show(value)}")
+        elif self.kind == "filename":
+            if not isinstance(value, str) or not value or "/" in value or value in (".", "..") or "\0" in value:
+                raise ConfigError(f"{key}: must be a plain file name (no '/'), not {_show(value)}")
+        elif self.kind == "cron":
+            problem = "is not a string" if not isinstance(value, str) else _cron_problem(value)
+            if problem:
+                raise ConfigError(f"{key}: must be a 5-field cron expression or \"off\"; {_show(value)} {problem}")
+        return value
+
+    def parse(self, raw: str, key: str):
+        """Turn a command-line string into a value of this setting's type, then check it."""
+        value: object = raw
+        if self.kind == "int":
+            try:
+                value = int(raw.strip())
+            except ValueError:
+                raise ConfigError(
+                    f"{key}: must be an integer from {self.low} to {self.high}, not {_show(raw)}") from None
+        elif self.kind == "bool":
+            words = {"true": True, "on": True, "yes": True, "1": True,
+                     "false": False, "off": False, "no": False, "0": False}
+            if raw.strip().lower() not in words:
+                raise ConfigError(f"{key}: must be true or false, not {_show(raw)}")
+            value = words[raw.strip().lower()]
+        elif self.kind in ("list", "words"):
+            value = [part.strip() for part in raw.split(",") if part.strip()]
+        elif self.kind == "cron":
+            value = " ".join(raw.split())
+        elif self.kind in ("commands", "routes"):
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                raise ConfigError(f'{key}: give a JSON object, e.g. {{"reply": ["notify-send", "{{text}}"]}}') from None
+        return self.check(value, key)
+
+
+def _show(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _cron_problem(value: str) -> str | None:
+    if value == "off":
+        return None
+    from anima.pipeline import rhythm
+
+    if value in rhythm.DEFAULT_RULES.values():
+        return None  # known good: no need to load the cron library to read a default file
+    return rhythm.cron_problem(value)
+
+
+SETTINGS: dict[str, Setting] = {
+    "core.lang": Setting(
+        "en", "Language of prompt headings and frames, and of the starter blocks: zh or en. "
+        "Environment: ANIMA_LANG.", "choice", choices=LANGS),
+    "self.block_max_chars": Setting(
+        2000, "Longest body a self block may have, in characters; `anima self set` refuses more.",
+        "int", 1, 100000),
+    "notes.max_chars": Setting(
+        1600, "Characters all live self-notes may hold together; adding past it moves the oldest "
+        "notes to notes/archive/.", "int", 1, 1000000),
+    "notes.max_entries": Setting(
+        40, "Live self-notes at most; adding past it moves the oldest notes to notes/archive/.", "int", 1, 100000),
+    "notes.note_max_chars": Setting(200, "Longest single note, in characters.", "int", 10, 10000),
+    "notes.half_life_days": Setting(
+        30, "Days for an unused note's heat to halve (1-365).", "int", 1, 365),
+    "notes.dup_threshold": Setting(
+        90, "Similarity (0-100, rapidfuzz ratio) at or above which a new note is a near-duplicate "
+        "of a live one and is refused; the live note's heat is refreshed instead.", "int", 50, 100),
+    "notes.inject": Setting(True, "Whether `anima prompt` prints the self-notes section.", "bool"),
+    "notes.builtin_sensitive_words": Setting(
+        True, "Refuse notes holding health or finance specifics from the built-in zh/en word list "
+        "(anima(5) lists it).", "bool"),
+    "notes.sensitive_words": Setting(
+        [], "More health or finance words that make a note refused (English words match whole "
+        "words, any case; Chinese match anywhere).", "words"),
+    "recall.sources": Setting(
+        [], "Globs of more transcript files or directories to search besides sessions/ "
+        "(*.jsonl, *.jsonl.zst, *.jsonl.zstd; ~ is expanded; relative to the home).", "words"),
+    "recall.cache_sessions": Setting(
+        60, "Sessions kept read and decompressed under cache/sessions/.", "int", 0, 100000),
+    "recall.limit": Setting(10, "Results `anima recall` prints unless --limit says otherwise.", "int", 1, 100000),
+    "recall.snippet_chars": Setting(120, "Characters of text around the match in a result line.", "int", 20, 10000),
+    "index.enabled": Setting(
+        False, "Whether `anima recall` answers from the index (`anima index on|off`; on needs an "
+        "index that is up to date).", "bool"),
+    "index.hot_minutes": Setting(
+        5, "Sessions modified this recently are hot: never indexed, always scanned.", "int", 0, 100000),
+    "index.jobs": Setting(2, "Processes `anima index rebuild` reads and tokenises with.", "int", 1, 64),
+    "facts.habit_threshold": Setting(
+        3, "Approved facts a tag needs before `anima habits` suggests it as a habit.", "int", 1, 1000),
+    "facts.profile": Setting(
+        True, "Whether `anima prompt` prints the profile (about the person); `anima profile on|off`.", "bool"),
+    "facts.single_valued_tags": Setting(
+        [], "Tags a person marked as holding one value at a time (city, employer): `anima check` "
+        "reports two approved facts on one of them as a contradiction.", "words"),
+    "dispatch.commands": Setting(
+        {}, "Commands `anima dispatch` may run besides its built-ins: name = [argv, ...], never "
+        "through a shell; {param} in an argument is replaced by that action parameter.", "commands"),
+    "routes.rules": Setting(
+        [], "What `anima route` does, one [[routes.rules]] table per rule, tried in order: a switch "
+        "(cases of conditions, a default), a broadcast (to several queues) or a merge (by trace "
+        "id); anima(5) has the details.", "routes"),
+    "prompt.sections": Setting(
+        list(SECTION_NAMES), "Sections `anima prompt` prints, from: " + ", ".join(SECTION_NAMES)
+        + ". They always appear in this order.", "list", choices=SECTION_NAMES),
+    "prompt.project_file": Setting(
+        "AGENTS.md", "File read from the working directory for the project context section.", "filename"),
+    "prompt.project_max_chars": Setting(
+        20000, "Longest project context printed; beyond it the file is cut at a line break "
+        "and the cut is said.", "int", 0, 1000000),
+    "prompt.budget.total": Setting(
+        300, "Characters for the budgeted sections together (notes, profile, conclusions, habits).",
+        "int", 0, 100000),
+    "prompt.budget.notes": Setting(120, "Characters for self-notes.", "int", 0, 100000),
+    "prompt.budget.profile": Setting(60, "Characters for the profile made from approved facts.", "int", 0, 100000),
+    "prompt.budget.profile_handwritten": Setting(
+        120, "Characters for a profile a person wrote by hand.", "int", 0, 100000),
+    "prompt.budget.conclusions": Setting(80, "Characters for resident conclusions (approved facts).", "int", 0, 100000),
+    "prompt.budget.habits": Setting(40, "Characters for promoted habits.", "int", 0, 100000),
+    "stream.max_lines": Setting(
+        200, "Lines self/stream/now.md may hold; `anima stream roll` moves it all into "
+        "self/stream/archive/ past this (and at every new UTC hour).", "int", 1, 1000000),
+    "stream.thought_max_chars": Setting(
+        4000, "Longest thought `anima think` appends, in characters; a longer one is refused.",
+        "int", 1, 1000000),
+    "internalize.quote_max_chars": Setting(
+        1000, "Longest quotation of someone's words `anima internalize` puts in the self-stream, in "
+        "characters; longer words are cut there and end with '…'.", "int", 20, 100000),
+    "llm.backend": Setting(
+        "rules", "What `anima internalize` and `anima externalize` think with: rules (offline templates, no "
+        "model), openai (an OpenAI-compatible endpoint: OPENAI_BASE_URL, OPENAI_API_KEY) or cmd:ARGV (a "
+        "local model command: the prompt on stdin, the answer on stdout). Environment: ANIMA_LLM.", "backend"),
+    "llm.model": Setting("gpt-4o-mini", "The model the openai backend asks for.", "text"),
+    "llm.timeout_sec": Setting(
+        60, "Seconds a model call may take; past it the command exits 69 and nothing is lost.", "int", 1, 3600),
+    "llm.max_calls_per_hour": Setting(
+        60, "Model calls in any hour at most (log/llm.jsonl counts them); when spent, the rules backend "
+        "takes over until the hour has passed. 0: never call a model.", "int", 0, 1000000),
+    "consolidate.carry_entries": Setting(
+        2, "Entries of her own (her last unfinished thoughts) `anima consolidate` carries over into "
+        "the new day's now.md; 0: none.", "int", 0, 100),
+    "consolidate.recent_days": Setting(
+        7, "Days the autobiography_summary block tells one line each; earlier entries are told by "
+        "month, and those over a year old by year.", "int", 1, 366),
+    "consolidate.proposal_min_hits": Setting(
+        20, "Injections a self-note needs before `anima consolidate` proposes it for the personality "
+        "baseline (`anima self proposals`); 0: never propose.", "int", 0, 1000000),
+    "git.autocommit": Setting(
+        False, "When the home is a git repository, commit what each command changed, with a message "
+        "saying what happened (pipeline/ and log/ are left out).", "bool"),
+    "rhythm.catch_up": Setting(
+        120, "Minutes a rule's scheduled time may lie in the past and still fire (after downtime, "
+        "only the latest missed time of each rule fires, once).", "int", 0, 100000),
+    "rhythm.rules.hourly": Setting("0 * * * *", "Every hour, on the hour.", "cron"),
+    "rhythm.rules.morning": Setting("0 8 * * *", "08:00.", "cron"),
+    "rhythm.rules.evening": Setting("0 22 * * *", "22:00.", "cron"),
+    "rhythm.rules.midnight": Setting("0 2 * * *", "02:00, deep in the night.", "cron"),
+}
+
+# Tables whose keys are names a person chooses; every key in one takes this setting's type.
+OPEN_TABLES: dict[str, Setting] = {
+    "rhythm.rules": Setting("off", "A rhythm rule of your own.", "cron"),
+}
+
+ENV = {"core.lang": "ANIMA_LANG", "llm.backend": "ANIMA_LLM"}
+
+TABLE_HELP = {
+    "core": "General settings.",
+    "self": "The self layer: six blocks under self/blocks/.",
+    "notes": "Self-notes: notes/notes.md, one first-person note per line.",
+    "recall": "Transcripts and `anima recall`.",
+    "index": "The recall index: the transcripts' stemmed tokens and positions (as private as they are).",
+    "facts": "Facts about the person: staged from transcripts, approved by a person.",
+    "dispatch": "What `anima dispatch` does with actions.",
+    "routes": "How `anima route` moves files between Pool B's queues.",
+    "prompt": "What `anima prompt` prints every turn.",
+    "prompt.budget": "Character budgets. Over a budget, whole items are dropped, oldest first.",
+    "stream": "The self-stream (Pool A): self/stream/now.md and its archive.",
+    "internalize": "How `anima internalize` turns events into her experience (the rules backend).",
+    "consolidate": "The nightly `anima consolidate`: archive, memories, autobiography, proposals.",
+    "llm": "The model backends of the translators (internalize, externalize, consolidate).",
+    "git": "Keeping the home's history in git.",
+    "rhythm": "The rhythm `anima tick` strikes (run it every minute from cron).",
+    "rhythm.rules": "Rules: NAME = \"5-field cron expression\" (local time) or \"off\"; add your own.",
+}
+
+
+def detect_lang(environ=os.environ) -> str:
+    """The language a new home starts in: ANIMA_LANG, else the locale, else English."""
+    if environ.get("ANIMA_LANG") in LANGS:
+        return environ["ANIMA_LANG"]
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        if environ.get(var):
+            return "zh" if environ[var].lower().startswith("zh") else "en"
+    return "en"
+
+
+def render_default(lang: str | None = None) -> str:
+    """config.toml with every default spelled out and explained (and `lang` chosen)."""
+    import textwrap
+
+    out = [
+        "# anima configuration (see anima(5)). Every setting is shown with its default.",
+        "# Edit by hand or with `anima config set KEY VALUE`; an invalid value is refused.",
+    ]
+    table = None
+    for key, setting in SETTINGS.items():
+        tname, name = key.rsplit(".", 1)
+        if tname != table:
+            table = tname
+            out += ["", f"# {TABLE_HELP[tname]}", f"[{tname}]"]
+        out += textwrap.wrap(setting.help, 88, initial_indent="# ", subsequent_indent="# ")
+        if setting.kind == "commands":  # a table of its own, so that a person can add lines under it
+            out += [f"[{key}]", '# reply = ["notify-send", "anima", "{text}"]']
+            continue
+        if setting.kind == "routes":  # arrays of tables, shown by example
+            out += [f"# [[{key}]]", '# name = "alice-first"', '# kind = "switch"', '# from = "message"',
+                    '# cases = [{when = [["payload.speaker", "==", "Alice"]], to = "urgent"}]',
+                    '# default = "calm"']
+            continue
+        value = lang if key == "core.lang" and lang else setting.default
+        out.append(f"{name} = {toml_value(value)}")
+    return "\n".join(out) + "\n"
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def show_value(value, key: str | None = None) -> str:
+    """How `config get` prints a value: what `config set` takes back (a table or a list of
+    tables as JSON, a list of words comma-separated)."""
+    if key is not None and _lookup(key) is not None and _lookup(key).kind in ("commands", "routes"):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _flatten(table: dict, prefix: str = "") -> dict:
+    flat = {}
+    for name, value in table.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, dict) and key not in SETTINGS:
+            flat.update(_flatten(value, key + "."))
+        else:
+            flat[key] = value
+    return flat
+
+
+class Config:
+    def __init__(self, values: dict, path: str):
+        self.values = values
+        self.path = path
+
+    def __getitem__(self, key: str):
+        if key not in self.values:
+            return setting(key).default  # a key of an open table that is not set
+        return self.values[key]
+
+
+def load(path: str, environ=os.environ) -> Config:
+    values = _load_file(path)
+    for key, var in ENV.items():
+        if environ.get(var):
+            try:
+                values[key] = SETTINGS[key].parse(environ[var], key)
+            except ConfigError as e:
+                raise ConfigError(f"{var}: {e}") from None
+    return Config(values, path)
+
+
+def _load_file(path: str) -> dict:
+    """The file's validated settings over the defaults, from cache/config.json while the file is
+    unchanged: parsing TOML in pure Python costs more than the rest of a quick command."""
+    cache = os.path.join(os.path.dirname(path), "cache", "config.json")
+    started = clock.files_now_ns()
+    sig = fs.signature(path)
+    try:
+        with open(cache, "rb") as f:
+            entry = json.loads(f.read())
+        if entry["path"] == path and entry["signature"] == sig and entry["keys"] == list(SETTINGS):
+            return entry["values"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    values = _parse_file(path)
+    if fs.settled([sig], started) and os.path.isdir(os.path.dirname(cache)):
+        fs.atomic_write(cache, json.dumps({"path": path, "signature": sig, "keys": list(SETTINGS),
+                                           "values": values}, ensure_ascii=False), durable=False)
+    return values
+
+
+def _parse_file(path: str) -> dict:
+    import tomllib
+
+    text = fs.read_text(path)
+    values = {key: s.default for key, s in SETTINGS.items()}
+    if text is not None:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: not valid TOML: {e}") from None
+        for key, value in _flatten(data).items():
+            known = _lookup(key)
+            if known is None:
+                raise ConfigError(f"{path}: unknown key {key!r}")
+            try:
+                values[key] = known.check(value, key)
+            except ConfigError as e:
+                raise ConfigError(f"{path}: {e}") from None
+    return values
+
+
+def _lookup(key: str) -> Setting | None:
+    if key in SETTINGS:
+        return SETTINGS[key]
+    table, _, name = key.rpartition(".")
+    if table in OPEN_TABLES and name and all(c.isascii() and (c.isalnum() or c in "_-") for c in name):
+        return OPEN_TABLES[table]
+    return None
+
+
+def setting(key: str) -> Setting:
+    found = _lookup(key)
+    if found is None:
+        raise UsageError(f"unknown config key {key!r}; `anima config list` shows them all")
+    return found
+
+
+def set_value(path: str, key: str, raw: str) -> object:
+    """Validate and write one setting, keeping the file's comments and layout."""
+    value = setting(key).parse(raw, key)
+    import tomlkit
+
+    with fs.locked(path, what="config.toml"):
+        text = fs.read_text(path)
+        if text is None:
+            text = render_default(lang=detect_lang())
+        try:
+            doc = tomlkit.parse(text)
+        except tomlkit.exceptions.ParseError as e:
+            raise ConfigError(f"{path}: not valid TOML: {e}") from None
+        *tables, name = key.split(".")
+        node = doc
+        for tname in tables:
+            if tname not in node:
+                node[tname] = tomlkit.table()
+            node = node[tname]
+            if not isinstance(node, dict):
+                raise ConfigError(f"{path}: {tname!r} is not a table")
+        node[name] = value
+        fs.atomic_write(path, tomlkit.dumps(doc))
+    return value

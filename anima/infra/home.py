@@ -1,0 +1,74 @@
+"""Where things live under $ANIMA_HOME (anima(5), FILES)."""
+
+import os
+
+from anima.infra import fs
+
+# The full layout of anima(5); `anima init` creates all of it, other commands what they use.
+LAYOUT = (
+    "self/blocks/.history",
+    "self/stream/archive",
+    "self/memories",
+    "self/diary",
+    "self/autobiography",
+    "notes/archive",
+    "facts",
+    "sessions",
+    "index",
+    "cache",
+    "log",
+    "pipeline/inbox/pending",
+    "pipeline/inbox/system",
+    "pipeline/message_queue",
+    "pipeline/action_queue",
+    "pipeline/heartbeat",
+    "pipeline/rhythm/triggers",
+    "pipeline/dead_letter",
+)
+
+GITIGNORE = """\
+# Derived files: rebuildable, never the truth (anima(5)).
+cache/
+index/
+.*.lock
+.*.tmp
+"""
+
+
+def default_root() -> str:
+    return os.path.join(os.path.expanduser("~"), ".anima")
+
+
+class Home:
+    def __init__(self, root: str):
+        self.root = os.path.abspath(root)
+
+    def path(self, *parts: str) -> str:
+        return os.path.join(self.root, *parts)
+
+    @property
+    def config(self) -> str:
+        return self.path("config.toml")
+
+    @property
+    def blocks(self) -> str:
+        return self.path("self", "blocks")
+
+    @property
+    def cache(self) -> str:
+        return self.path("cache")
+
+    def ensure(self, *parts: str) -> str:
+        """Create a directory of the home (and the home itself) on first use."""
+        fs.ensure_dir(self.root)
+        return fs.ensure_dir(self.path(*parts))
+
+    def rel(self, path: str) -> str:
+        """`path` as the home names it (relative to the root); a path outside stays as given."""
+        rel = os.path.relpath(path, self.root)
+        return path if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+    def holds(self, path: str) -> bool:
+        """Whether `path`, its symbolic links resolved, is under the home."""
+        rel = os.path.relpath(os.path.realpath(path), os.path.realpath(self.root))
+        return not (rel == ".." or rel.startswith(".." + os.sep))

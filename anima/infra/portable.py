@@ -1,0 +1,236 @@
+"""`anima export` / `anima import`: the whole self as one zstd-compressed tar, to move it.
+
+The archive is a tar stream compressed with zstd. Its first member is MANIFEST.json:
+{"format": "anima-export", "version": 1, "created", "anima", "dirs": [{"path", "mode"}],
+"files": [{"path", "sha256", "size", "mode", "mtime"}]}; then every directory and file it
+names, in that order, nothing else. Left out, because they are rebuilt from the rest:
+cache/, index/, lock and temp files (.NAME.lock, .NAME.tmp), and .git/ (history is git's to
+move). Symlinks are never followed or stored.
+
+Export reads every file twice: once to hash it for the manifest (which comes first, so an
+import can check each member as it arrives), once to write it; a file that changed in
+between is a busy home (exit 75), never an archive that contradicts its own manifest.
+
+Import checks everything before the home exists: the archive is unpacked into a fresh
+directory beside the target (.anima-import-XXXX) and verified member by member (a path in
+the manifest, a plain file or directory, no '..' or absolute path, size and sha256 as
+promised, nothing missing, nothing extra); only then is it renamed into place. The target
+must not exist or be an empty directory. On any mismatch the staging directory is removed
+and the target was never touched.
+"""
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+
+from anima import __version__
+from anima.infra import clock, fs
+from anima.infra.errors import Busy, DataError, Refused
+
+MANIFEST = "MANIFEST.json"
+FORMAT = "anima-export"
+VERSION = 1
+LEFT_OUT_DIRS = ("cache", "index", ".git")
+_CHUNK = 1 << 20
+
+
+def _left_out(rel: str) -> bool:
+    top = rel.split("/", 1)[0]
+    base = rel.rsplit("/", 1)[-1]
+    return top in LEFT_OUT_DIRS or (base.startswith(".") and base.endswith((".lock", ".tmp")))
+
+
+def _hash_file(path: str) -> tuple[str, int]:
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+            size += len(chunk)
+    return h.hexdigest(), size
+
+
+def inventory(root: str) -> dict:
+    """The manifest of the home at `root`: every kept directory and regular file, sorted."""
+    dirs, files = [], []
+    for top, subdirs, names in os.walk(root):
+        rel_top = os.path.relpath(top, root).replace(os.sep, "/")
+        rel_top = "" if rel_top == "." else rel_top
+        kept = []
+        for d in sorted(subdirs):
+            rel = f"{rel_top}/{d}" if rel_top else d
+            st = os.lstat(os.path.join(top, d))
+            if stat.S_ISDIR(st.st_mode) and not _left_out(rel):
+                kept.append(d)
+                dirs.append({"path": rel, "mode": stat.S_IMODE(st.st_mode)})
+        subdirs[:] = kept
+        for name in sorted(names):
+            rel = f"{rel_top}/{name}" if rel_top else name
+            path = os.path.join(top, name)
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode) or _left_out(rel):
+                continue
+            digest, size = _hash_file(path)
+            files.append({"path": rel, "sha256": digest, "size": size, "mode": stat.S_IMODE(st.st_mode),
+                          "mtime": st.st_mtime})
+    return {"format": FORMAT, "version": VERSION, "created": clock.iso(clock.now()), "anima": __version__,
+            "dirs": dirs, "files": files}
+
+
+class _Hashing:
+    """A file object that hashes what tarfile reads from it, to catch a file that changed."""
+
+    def __init__(self, f):
+        self.f = f
+        self.h = hashlib.sha256()
+
+    def read(self, n=-1):
+        data = self.f.read(n)
+        self.h.update(data)
+        return data
+
+
+def export(root: str, out) -> dict:
+    """Write the home at `root` as an archive to the binary file `out`; return the manifest."""
+    import zstandard
+
+    manifest = inventory(root)
+    data = json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
+    with zstandard.ZstdCompressor(level=10).stream_writer(out, closefd=False) as z, \
+            tarfile.open(fileobj=z, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo(MANIFEST)
+        info.size, info.mode, info.mtime = len(data), 0o600, int(clock.now())
+        tar.addfile(info, io.BytesIO(data))
+        for d in manifest["dirs"]:
+            info = tarfile.TarInfo(d["path"])
+            info.type, info.mode = tarfile.DIRTYPE, d["mode"]
+            tar.addfile(info)
+        for entry in manifest["files"]:
+            path = os.path.join(root, entry["path"])
+            info = tarfile.TarInfo(entry["path"])
+            info.size, info.mode, info.mtime = entry["size"], entry["mode"], entry["mtime"]
+            try:
+                with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as f:
+                    if os.fstat(f.fileno()).st_size != entry["size"]:
+                        raise Busy(f"{entry['path']} changed while exporting; try again")
+                    reader = _Hashing(f)
+                    tar.addfile(info, reader)
+            except FileNotFoundError:
+                raise Busy(f"{entry['path']} vanished while exporting; try again") from None
+            if reader.h.hexdigest() != entry["sha256"]:
+                raise Busy(f"{entry['path']} changed while exporting; try again")
+    return manifest
+
+
+def _check_target(target: str) -> None:
+    if os.path.islink(target):
+        raise Refused(f"{target}: a symlink; import writes a new home, give a plain path")
+    if os.path.exists(target):
+        if not os.path.isdir(target):
+            raise Refused(f"{target}: exists and is not a directory")
+        if os.listdir(target):
+            raise Refused(f"{target}: exists and is not empty; import writes a whole home, give a new --into")
+
+
+def _safe(name: str) -> bool:
+    parts = name.split("/")
+    return bool(name) and not name.startswith("/") and "\\" not in name and \
+        all(p not in ("", ".", "..") for p in parts) and not _left_out(name)
+
+
+def _manifest(tar) -> tuple[dict, dict, dict]:
+    member = tar.next()
+    if member is None or member.name != MANIFEST or not member.isfile() or member.size > 64 << 20:
+        raise DataError(f"not an anima export: the first member is not {MANIFEST}")
+    try:
+        manifest = json.loads(tar.extractfile(member).read())
+        if manifest.get("format") != FORMAT:
+            raise ValueError("format")
+        if manifest.get("version") != VERSION:
+            raise DataError(f"export format version {manifest.get('version')!r}: this anima reads {VERSION}")
+        dirs = {d["path"]: d for d in manifest["dirs"]}
+        files = {f["path"]: f for f in manifest["files"]}
+        for path, entry in [*dirs.items(), *files.items()]:
+            if not (isinstance(path, str) and _safe(path) and isinstance(entry.get("mode"), int)):
+                raise DataError(f"manifest: {path!r} is not a path an anima home holds")
+            parts = path.split("/")
+            inside = next(("/".join(parts[:k]) for k in range(1, len(parts)) if "/".join(parts[:k]) in files), None)
+            if inside is not None:
+                raise DataError(f"manifest: {path!r} is inside {inside!r}, which it lists as a file")
+        for entry in files.values():
+            if not (isinstance(entry.get("sha256"), str) and isinstance(entry.get("size"), int)):
+                raise ValueError("files")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise DataError(f"not an anima export: {MANIFEST} is not a manifest") from None
+    return manifest, dirs, files
+
+
+def _unpack(tar, stage: str, dirs: dict, files: dict) -> None:
+    seen = set()
+    while (member := tar.next()) is not None:  # iterating would yield the manifest again
+        name = member.name
+        if name in seen:
+            raise DataError(f"{name}: in the archive twice")
+        seen.add(name)
+        dest = os.path.join(stage, name)
+        if member.isdir() and name in dirs:
+            os.makedirs(dest, mode=0o700, exist_ok=True)
+            continue
+        if not (member.isfile() and name in files):
+            raise DataError(f"{name}: in the archive but not in its manifest (refused; nothing written)")
+        entry = files[name]
+        if member.size != entry["size"]:
+            raise DataError(f"{name}: {member.size} bytes, the manifest says {entry['size']} "
+                            "(refused; nothing written)")
+        os.makedirs(os.path.dirname(dest), mode=0o700, exist_ok=True)
+        h = hashlib.sha256()
+        src = tar.extractfile(member)
+        with open(dest, "xb") as f:
+            while chunk := src.read(_CHUNK):
+                h.update(chunk)
+                f.write(chunk)
+        if h.hexdigest() != entry["sha256"]:
+            raise DataError(f"{name}: its sha256 is not the manifest's (refused; nothing written)")
+        os.chmod(dest, entry["mode"] & 0o777)
+        mtime = entry.get("mtime")
+        if isinstance(mtime, (int, float)):
+            os.utime(dest, (mtime, mtime))
+    missing = (set(dirs) | set(files)) - seen
+    if missing:
+        raise DataError(f"{sorted(missing)[0]}: in the manifest but not in the archive (refused; nothing written)")
+
+
+def import_(source, target: str) -> dict:
+    """Unpack the archive read from the binary file `source` as a new home at `target`,
+    verifying everything first; return the manifest."""
+    import zstandard
+
+    target = os.path.abspath(target)
+    _check_target(target)
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    stage = tempfile.mkdtemp(prefix=".anima-import-", dir=parent)
+    try:
+        try:
+            with zstandard.ZstdDecompressor().stream_reader(source, closefd=False) as z, \
+                    tarfile.open(fileobj=z, mode="r|") as tar:
+                manifest, dirs, files = _manifest(tar)
+                _unpack(tar, stage, dirs, files)
+        except (tarfile.TarError, zstandard.ZstdError, EOFError, OSError) as e:
+            if isinstance(e, OSError) and e.errno is not None:
+                raise
+            raise DataError(f"not an anima export: {e}") from None
+        for path, entry in sorted(dirs.items(), key=lambda kv: -kv[0].count("/")):
+            os.chmod(os.path.join(stage, path), entry["mode"] & 0o777)
+        os.chmod(stage, fs.DIR_MODE)
+        _check_target(target)  # it may have appeared meanwhile
+        os.rename(stage, target)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return manifest

@@ -1,0 +1,320 @@
+"""Self-notes: the agent's first-person notes about itself, one per line in notes/notes.md.
+
+notes.md is the truth, and any editor is a client of it. Beside it, keyed by note id (a hash
+of the note's text, so an edited line is simply a new note and a vanished line's entries are
+dropped):
+
+- meta.json: what was decided about each note: when it was added, by whom, its importance.
+- heat.json: how each note was used (injections: hits and the last one), and the ranking
+  frozen for the current notes.md and meta.json, so that `anima prompt` prints the same
+  bytes until a note is edited even though every injection changes the hits.
+
+This module is imported on the hot path of `anima prompt` (to count injections), so it keeps
+its own imports light; the heavy ones live inside the functions that need them.
+"""
+
+import json
+import math
+import os
+import re
+
+from anima.infra import clock, fs
+from anima.infra.errors import DataError, NotFound, Refused
+
+HOUR = 3600
+DAY = 86400
+DEFAULT_IMPORTANCE = 1
+
+
+class Note:
+    def __init__(self, id: str, text: str, line: int):
+        self.id, self.text, self.line = id, text, line
+
+
+class DuplicateNote(Refused):
+    """A near-duplicate of a live note: refused, and that note's heat was refreshed."""
+
+
+def note_id(text: str) -> str:
+    """n + 8 hex digits of the CRC-32 of the text: as unique as 8 hex digits of any hash, and
+    cheaper to load than hashlib on every `note add`."""
+    import zlib
+
+    return f"n{zlib.crc32(text.encode('utf-8')):08x}"
+
+
+def parse_notes(text: str) -> list[Note]:
+    """Notes in file order; blank lines are skipped and a repeated line is one note."""
+    notes, seen = [], set()
+    for number, line in enumerate(text.split("\n"), 1):
+        line = line.strip()
+        if line:
+            nid = note_id(line)
+            if nid not in seen:
+                seen.add(nid)
+                notes.append(Note(nid, line, number))
+    return notes
+
+
+def heat(hits: int, idle_days: float, half_life: float, importance: int) -> float:
+    """(1 + ln(1 + hits)) x 0.5^(idle_days / half_life) x (1 + 0.5 x importance)."""
+    return (1 + math.log(1 + hits)) * 0.5 ** (idle_days / half_life) * (1 + 0.5 * importance)
+
+
+class Store:
+    """The notes directory of one home."""
+
+    def __init__(self, home):
+        self.dir = home.path("notes")
+        self.file = os.path.join(self.dir, "notes.md")
+        self.meta_path = os.path.join(self.dir, "meta.json")
+        self.heat_path = os.path.join(self.dir, "heat.json")
+        self.archive_dir = os.path.join(self.dir, "archive")
+
+    # --- reading -------------------------------------------------------------------------
+
+    def notes(self, text: str | None = None) -> list[Note]:
+        if text is None:
+            text = fs.read_text(self.file) or ""
+        return parse_notes(text)
+
+    def _json(self, path: str, text: str | None = None) -> dict:
+        if text is None:
+            text = fs.read_text(path)
+        if text is None:
+            return {"notes": {}}
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise DataError(f"{path}: not valid JSON ({e})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("notes"), dict):
+            raise DataError(f"{path}: expected an object with a \"notes\" object")
+        if not all(isinstance(entry, dict) for entry in data["notes"].values()):
+            raise DataError(f"{path}: every entry of \"notes\" must be an object")
+        return data
+
+    def meta(self, text: str | None = None) -> dict:
+        meta = self._json(self.meta_path, text)
+        for nid, entry in meta["notes"].items():
+            importance = entry.get("importance", DEFAULT_IMPORTANCE) if isinstance(entry, dict) else None
+            if isinstance(importance, bool) or importance not in (0, 1, 2, 3):
+                raise DataError(f"{self.meta_path}: {nid}: importance must be 0, 1, 2 or 3")
+        return meta
+
+    def usage(self) -> dict:
+        return self._json(self.heat_path)
+
+    def created(self, meta: dict, nid: str) -> float:
+        """When a note was added; for a line a person wrote, when notes.md last changed."""
+        entry = meta["notes"].get(nid)
+        if entry and entry.get("created"):
+            return clock.parse(entry["created"], f"{self.meta_path}: {nid}: created", DataError)
+        try:
+            return os.stat(self.file).st_mtime
+        except FileNotFoundError:
+            return clock.now()
+
+    def facts(self, note: Note, meta: dict, usage: dict, half_life: int, now: float) -> dict:
+        """Every factor of a note's heat at `now`, so that a person can recompute it."""
+        m = meta["notes"].get(note.id, {})
+        u = usage["notes"].get(note.id, {})
+        hits, last = int(u.get("hits", 0)), u.get("last")
+        since = last if last is not None else self.created(meta, note.id)
+        idle = max(0.0, (now - since) / DAY)
+        importance = int(m.get("importance", DEFAULT_IMPORTANCE))
+        return {
+            "id": note.id, "text": note.text, "line": note.line, "chars": len(note.text),
+            "hits": hits, "last_injected": clock.iso(last) if last is not None else None,
+            "created": clock.iso(self.created(meta, note.id)), "author": m.get("author", "person"),
+            "idle_days": idle, "half_life_days": half_life, "importance": importance,
+            "heat": heat(hits, idle, half_life, importance),
+        }
+
+    def ranked(self, notes: list[Note], meta: dict, usage: dict, half_life: int, now: float) -> list[Note]:
+        """Hottest first; among equals, the newer (lower in the file) first."""
+        scores = {n.id: self.facts(n, meta, usage, half_life, now)["heat"] for n in notes}
+        return sorted(notes, key=lambda n: (-scores[n.id], -n.line))
+
+    # --- writing -------------------------------------------------------------------------
+
+    def _write_notes(self, notes: list[Note]) -> None:
+        fs.atomic_write(self.file, "".join(n.text + "\n" for n in notes))
+
+    def _write_json(self, path: str, data: dict) -> None:
+        fs.atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+
+    def _archive(self, notes: list[Note], reason: str, now: float) -> str:
+        """Append notes to this month's archive file (before they leave notes.md: never lost)."""
+        stamp = clock.iso(now)
+        path = os.path.join(self.archive_dir, stamp[:7] + ".md")
+        fs.append(path, f"## {stamp} {reason}\n" + "".join(n.text + "\n" for n in notes))
+        return path
+
+    def _synced_meta(self, meta: dict, notes: list[Note]) -> dict:
+        """meta.json for exactly these notes: orphans dropped, hand-written lines recorded."""
+        live = {}
+        for n in notes:
+            entry = dict(meta["notes"].get(n.id) or {})
+            if not entry.get("created"):
+                entry["created"] = clock.iso(self.created(meta, n.id))
+            entry.setdefault("importance", DEFAULT_IMPORTANCE)
+            entry.setdefault("author", "person")
+            live[n.id] = entry
+        return {**meta, "notes": live}
+
+    def add(self, text: str, cfg, now: float) -> tuple[str, list[Note]]:
+        """Add a note; return its id and the notes the caps moved to the archive."""
+        text = check_note(text, cfg)
+        from rapidfuzz import fuzz, process
+
+        with fs.locked(self.file, what="notes"):
+            notes = self.notes()
+            meta = self.meta()
+            nid = note_id(text)
+            match = process.extractOne(text, {n.id: n.text for n in notes}, scorer=fuzz.ratio,
+                                       score_cutoff=cfg["notes.dup_threshold"])
+            if match is not None:
+                _, score, dup = match
+                self._bump(dup, now)
+                raise DuplicateNote(f"near-duplicate of note {dup} ({score:.0f}% similar, notes.dup_threshold "
+                                    f"{cfg['notes.dup_threshold']}); refreshed its heat instead")
+            kept = notes + [Note(nid, text, (notes[-1].line if notes else 0) + 1)]
+            archived = []
+            while len(kept) > 1 and (len(kept) > cfg["notes.max_entries"]
+                                     or sum(len(n.text) for n in kept) > cfg["notes.max_chars"]):
+                archived.append(kept.pop(0))
+            if sum(len(n.text) for n in kept) > cfg["notes.max_chars"]:
+                raise Refused(f"note has {len(text)} characters, more than notes.max_chars "
+                              f"({cfg['notes.max_chars']}) allows in all")
+            meta = self._synced_meta(meta, notes)
+            if archived:
+                self._archive(archived, "over the cap", now)
+            self._write_notes(kept)
+            if archived:
+                self._forget_usage({n.id for n in archived})
+            meta["notes"] = {n.id: meta["notes"].get(n.id) for n in kept if n.id != nid}
+            meta["notes"][nid] = {"created": clock.iso(now), "importance": DEFAULT_IMPORTANCE, "author": "agent"}
+            self._write_json(self.meta_path, meta)
+        return nid, archived
+
+    def _bump(self, nid: str, now: float) -> None:
+        """Refresh a note's heat: one more hit, idle from now."""
+        usage = self.usage()
+        entry = usage["notes"].setdefault(nid, {"hits": 0, "last": None})
+        entry["hits"] = int(entry.get("hits", 0)) + 1
+        entry["last"] = int(now)
+        self._write_json(self.heat_path, usage)
+
+    def set_importance(self, nid: str, importance: int) -> None:
+        with fs.locked(self.file, what="notes"):
+            notes = self.notes()
+            if nid not in {n.id for n in notes}:
+                raise NotFound(f"no live note {nid}; `anima note list` shows them")
+            meta = self._synced_meta(self.meta(), notes)
+            meta["notes"][nid]["importance"] = importance
+            self._write_json(self.meta_path, meta)
+
+    def clear(self, now: float) -> int:
+        """Move every note to the archive; return how many."""
+        with fs.locked(self.file, what="notes"):
+            notes = self.notes()
+            if notes:
+                self._archive(notes, "cleared", now)
+            self._write_notes([])
+            self._write_json(self.meta_path, {"notes": {}})
+            self._forget_usage({n.id for n in notes})
+        return len(notes)
+
+    def _forget_usage(self, ids: set) -> None:
+        """Drop the hits of notes that left notes.md: the same text added again is a new note."""
+        usage = self.usage()
+        if ids & set(usage["notes"]):
+            usage["notes"] = {i: u for i, u in usage["notes"].items() if i not in ids}
+            self._write_json(self.heat_path, usage)
+
+    # --- the prompt ----------------------------------------------------------------------
+
+    def prompt_order(self, notes_text: str, meta_text: str | None, half_life: int, now: float) -> list[Note]:
+        """The notes in injection order, frozen while notes.md and meta.json stay as they are."""
+        import hashlib
+
+        notes = parse_notes(notes_text)
+        if not notes:
+            return []
+        key = hashlib.sha256(f"{half_life}\0{notes_text}\0{meta_text or ''}".encode()).hexdigest()
+        usage = self.usage()
+        frozen = usage.get("ranking") or {}
+        by_id = {n.id: n for n in notes}
+        if frozen.get("key") == key and set(frozen.get("order", [])) == set(by_id):
+            return [by_id[i] for i in frozen["order"]]
+        with fs.locked(self.file, what="notes"):
+            usage = self.usage()
+            order = self.ranked(notes, self.meta(meta_text), usage, half_life, now)
+            usage["ranking"] = {"key": key, "order": [n.id for n in order]}
+            usage["notes"] = {i: u for i, u in usage["notes"].items() if i in by_id}
+            self._write_json(self.heat_path, usage)
+        return order
+
+    def record_injections(self, ids: list[str], now: float) -> None:
+        """Count one injection per printed note, at most one per note per hour."""
+        def due(usage):
+            return [i for i in ids if now - (usage["notes"].get(i, {}).get("last") or -HOUR) >= HOUR]
+
+        if not ids or not due(self.usage()):
+            return
+        with fs.locked(self.file, what="notes"):
+            usage = self.usage()
+            for i in due(usage):
+                entry = usage["notes"].setdefault(i, {"hits": 0, "last": None})
+                entry["hits"] = int(entry.get("hits", 0)) + 1
+                entry["last"] = int(now)
+            self._write_json(self.heat_path, usage)
+
+
+_SENTENCE_END = re.compile(r"(?<!\b[A-Za-z])[.!?]+(?=\s|$)|[。！？]+")
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself)\b|我", re.IGNORECASE)
+
+
+def fold(text: str) -> str:
+    """One line: every run of whitespace, line breaks included, becomes one space."""
+    return " ".join(text.split())
+
+
+def check_note(text: str, cfg) -> str:
+    """The note as it will be stored, or Refused saying why it may not be."""
+    text = fold(text)
+    if not text:
+        raise Refused("refusing an empty note")
+    cap = cfg["notes.note_max_chars"]
+    if len(text) > cap:
+        raise Refused(f"note has {len(text)} characters, over the cap of {cap} (notes.note_max_chars)")
+    sentences = len([s for s in _SENTENCE_END.split(text) if s.strip()])
+    if sentences > 3:
+        raise Refused(f"a note is 1 to 3 sentences; this one has {sentences}")
+    if not _FIRST_PERSON.search(text):
+        raise Refused("a note is about me, in the first person (I, me, my, 我); this one is not")
+    from anima.notes import privacy
+
+    words = list(privacy.DEFAULT_SENSITIVE_WORDS) if cfg["notes.builtin_sensitive_words"] else []
+    findings = privacy.scan(text, words + list(cfg["notes.sensitive_words"]))
+    if findings:
+        raise Refused(f"refusing a note that holds {privacy.describe(findings[0])}: "
+                      "a note is about me, not the user's private data")
+    return text
+
+
+def prompt_items(ctx):
+    """Items for the self-notes section of `anima prompt`, or None when injection is off."""
+    from anima.host.prompt import Item
+
+    if not ctx.cfg["notes.inject"]:
+        return None
+    store = Store(ctx.home)
+    notes_text = ctx.read(store.file) or ""
+    meta_text = ctx.read(store.meta_path)
+    order = store.prompt_order(notes_text, meta_text, ctx.cfg["notes.half_life_days"], clock.now())
+    return [Item(n.id, n.text) for n in order]
+
+
+def record_injections(home, ids: list[str]) -> None:
+    Store(home).record_injections(ids, clock.now())

@@ -1,0 +1,1 @@
+"""Pool B, the nervous system: queues, events in, rhythm, routes, dispatch, metrics."""

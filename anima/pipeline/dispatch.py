@@ -1,0 +1,204 @@
+"""`anima dispatch`: carry out the actions in action_queue; each result becomes an event.
+
+An action's payload is {"command": NAME, "params": {...}}. Built-in commands:
+- diary.write  {text}          append to self/diary/DATE.md (DATE of now, UTC)
+- state.update {text}          replace self/state.md
+- note.add     {text}          as `anima note add`, with every refusal
+- memory.write {topic, text}   append to self/memories/TOPIC.md (TOPIC a plain name)
+Any other command runs only if configured: an argv in config ([dispatch.commands], {param}
+filled from the params, never through a shell), else an executable $ANIMA_HOME/hooks/NAME
+(the action JSON on stdin; exit 0 = done; no exec bit = not a hook). Unknown or failing:
+the action goes to dead_letter/ with the reason.
+
+Nothing twice: pipeline/dispatch.journal records each action id as begun and as done. An
+action begun but not done (a crash) is checked before it is run again: a built-in whose
+effect is already there is only recorded as done; a hook is never run twice (at most once).
+Every result, done or failed, goes to the inbox as an event of source_type "action" with the
+action's trace id: her action becomes her experience.
+"""
+
+import json
+import os
+import re
+import subprocess
+
+from anima.infra import clock, fs
+from anima.infra.errors import AnimaError, DataError
+from anima.pipeline import queues
+
+BUILTINS = ("diary.write", "state.update", "note.add", "memory.write")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+HOOK_TIMEOUT_SEC = 60
+
+
+class Failed(Exception):
+    """The action could not be carried out: why, in one line."""
+
+
+def _text(params: dict, key: str = "text") -> str:
+    value = params.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise Failed(f"params.{key} must be a non-empty string")
+    return value.strip()
+
+
+def _plain(name: str, what: str) -> str:
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name:
+        raise Failed(f"{what} {name!r} is not a plain name (no '/' or '..')")
+    return name
+
+
+class Journal:
+    """pipeline/dispatch.journal: one JSON line per action begun, done or failed; an action's
+    last line is its state (a failed one may be retried: it had no effect)."""
+
+    def __init__(self, home):
+        self.path = home.path("pipeline", "dispatch.journal")
+        self.state: dict[str, str] = {}
+        self.failures: dict[str, int] = {}  # how often each action failed (a retry may fail again)
+        for line in (fs.read_text(self.path) or "").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a line torn by a crash: as if never written
+            if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+                self.state[entry["id"]] = entry.get("state")
+                if entry.get("state") == "failed":
+                    self.failures[entry["id"]] = self.failures.get(entry["id"], 0) + 1
+
+    def mark(self, action_id: str, state: str) -> None:
+        fs.append(self.path, json.dumps({"id": action_id, "state": state, "at": clock.iso(clock.now())}) + "\n")
+        self.state[action_id] = state
+        if state == "failed":
+            self.failures[action_id] = self.failures.get(action_id, 0) + 1
+
+
+def _append_once(path: str, block: str, resumed: bool) -> None:
+    """Append `block` unless this is a resumed action whose block is already there."""
+    if resumed and block in (fs.read_text(path) or ""):
+        return
+    fs.append(path, block)
+
+
+def run_builtin(home, cfg, command: str, params: dict, resumed: bool, when: float | None = None) -> dict:
+    """Carry out a built-in; `when` (the action's time) dates a diary entry, so that a resumed
+    action finds the block it may already have written."""
+    now = clock.now() if when is None else when
+    if command == "diary.write":
+        text = _text(params)
+        path = home.path("self", "diary", clock.iso(now)[:10] + ".md")
+        _append_once(path, f"## {clock.iso(now)[11:16]}\n\n{text}\n\n", resumed)
+        return {"path": path}
+    if command == "state.update":
+        path = home.path("self", "state.md")
+        fs.atomic_write(path, _text(params) + "\n")
+        return {"path": path}
+    if command == "memory.write":
+        topic = _plain(params.get("topic"), "memory topic")
+        path = home.path("self", "memories", topic + ".md")
+        _append_once(path, _text(params) + "\n\n", resumed)
+        return {"path": path}
+    from anima.notes.store import Store, check_note, note_id
+
+    text = _text(params)
+    store = Store(home)
+    if resumed and note_id(check_note(text, cfg)) in {n.id for n in store.notes()}:
+        return {"id": note_id(check_note(text, cfg))}
+    try:
+        nid, _ = store.add(text, cfg, now)
+    except AnimaError as e:
+        raise Failed(str(e)) from None
+    return {"id": nid}
+
+
+def run_configured(home, cfg, command: str, action: dict) -> dict:
+    """A command from [dispatch.commands] (an argv) or hooks/NAME; never a shell."""
+    params = action["payload"].get("params") or {}
+    argv_template = cfg["dispatch.commands"].get(command)
+    if argv_template is not None:
+        def fill(match):
+            key = match.group(1)
+            if key not in params:
+                raise Failed(f"the argv of {command} needs params.{key}")
+            value = params[key]
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        argv = [re.sub(r"\{(\w+)\}", fill, arg) for arg in argv_template]
+        stdin = None
+    else:
+        hook = home.path("hooks", _plain(command, "command"))
+        if not (os.path.isfile(hook) and os.access(hook, os.X_OK)):
+            raise Failed(f"unknown command {command!r}: not built in, not in [dispatch.commands], "
+                         f"no executable {hook}")
+        argv, stdin = [hook], json.dumps(action, ensure_ascii=False)
+    try:
+        done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=HOOK_TIMEOUT_SEC,
+                              cwd=home.root, shell=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise Failed(f"{argv[0]}: {e}") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise Failed(f"{argv[0]} exited {done.returncode}: {last}")
+    return {"stdout": done.stdout[-2000:]}
+
+
+def dispatch(home, cfg, by: str = "anima dispatch") -> dict:
+    """Carry out every waiting action; return counts."""
+    actions = queues.Queue(home, "action")
+    inbox = queues.Queue(home, "pending")
+    actions.recover()
+    journal = Journal(home)
+    counts = {"done": 0, "failed": 0, "skipped": 0}
+    malformed: list = []
+    for name, doc in actions.take(by, malformed):
+        env, payload = doc["envelope"], doc["payload"]
+        aid, command = env["id"], payload.get("command")
+        if journal.state.get(aid) == "done":
+            actions.finish(name)
+            counts["skipped"] += 1
+            continue
+        resumed = journal.state.get(aid) == "begun"
+        try:
+            if not isinstance(command, str):
+                raise Failed("payload.command must name the command")
+            if not isinstance(payload.get("params", {}), dict):
+                raise Failed("payload.params must be an object")
+            if resumed and command not in BUILTINS:
+                raise Failed("was begun before a crash; a hook is never run twice")
+            journal.mark(aid, "begun")
+            if command in BUILTINS:
+                when = clock.parse(env["timestamp"], f"{name}: envelope.timestamp", DataError)
+                result = run_builtin(home, cfg, command, payload.get("params") or {}, resumed, when)
+            else:
+                result = run_configured(home, cfg, command, doc)
+        except Failed as e:
+            why = str(e)
+            attempt = journal.failures.get(aid, 0) + 1  # each failure its own event, a retry's too
+            _result(inbox, aid, f"failed{attempt}", env["trace_id"],
+                    {"command": command, "ok": False, "error": why, "action": aid})
+            journal.mark(aid, "failed")
+            actions.fail(name, f"{command}", why, by)
+            counts["failed"] += 1
+            continue
+        # the result first (named after the action: delivered once however often we get here),
+        # then done: a crash in between repeats nothing and loses no result
+        _result(inbox, aid, "done", env["trace_id"], {"command": command, "ok": True, "result": result, "action": aid})
+        journal.mark(aid, "done")
+        actions.finish(name)
+        counts["done"] += 1
+    counts["failed"] += len(malformed)
+    return counts
+
+
+def _result(inbox: queues.Queue, action_id: str, outcome: str, trace_id: str, payload: dict) -> None:
+    """Deliver a result event named after its action and outcome: once, however often a crash
+    makes us come back here."""
+    doc = queues.envelope("action", "dispatch", payload, "event", trace_id)
+    doc["envelope"]["id"] = "event_" + action_id.split("_", 1)[-1] + "_" + outcome
+    if not inbox.has(doc["envelope"]["id"] + ".json"):
+        inbox.deliver(doc)
+
+
+def action(command: str, params: dict, trace_id: str | None = None) -> dict:
+    """A new action envelope (what `anima externalize` will write; tests and hosts too)."""
+    return queues.envelope("action", "externalize", {"command": command, "params": params}, "act", trace_id)
+

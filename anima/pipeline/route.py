@@ -1,0 +1,230 @@
+"""`anima route`: move files between Pool B's queues by a topology in config.toml.
+
+[[routes.rules]] entries, tried in order, each taking every file waiting in its `from`
+queue (a queue of anima's, or a plain name: pipeline/NAME/):
+
+- switch:    `cases` = [{when = [[PATH, OP, VALUE], ...], to = Q}, ...], first case whose
+             conditions all hold wins; `default` = Q takes the rest.
+- broadcast: `to` = [Q, ...], a copy to each.
+- merge:     files grouped by trace id; `mode` "all" waits for `expect` of them and delivers
+             one file whose payload is {"parts": [...]} (oldest first); "any" passes on the
+             first of a group and finishes the others; a group older than `timeout_sec`
+             that is still incomplete goes to dead_letter/ (why "merge timeout").
+
+A condition is [PATH, OP, VALUE]: PATH dotted into the file ("payload.speaker",
+"envelope.source_type"); OP one of == != < > in contains exists matches (a regular
+expression, searched); `exists` takes no VALUE. A file a condition cannot be evaluated on
+(a path that is missing, values that do not compare) does not match. One pass per call; an
+invalid topology is a configuration error before anything moves.
+"""
+
+import json
+import os
+import re
+import zlib
+
+from anima.infra import clock
+from anima.infra.errors import ConfigError, DataError
+from anima.pipeline import queues
+
+KINDS = ("switch", "broadcast", "merge")
+OPS = ("==", "!=", "<", ">", "in", "contains", "exists", "matches")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_MISSING = object()
+
+
+def check_topology(rules, key: str) -> list:
+    """The rules if they make a valid topology, else ConfigError saying what is wrong."""
+    if not isinstance(rules, list):
+        raise ConfigError(f"{key}: must be a list of [[routes.rules]] tables")
+    names = set()
+    for i, rule in enumerate(rules, 1):
+        where = f"{key}[{i}]"
+        if not isinstance(rule, dict):
+            raise ConfigError(f"{where}: must be a table")
+        name = rule.get("name")
+        if not isinstance(name, str) or not _NAME.fullmatch(name) or name in names:
+            raise ConfigError(f"{where}: needs a unique plain \"name\"")
+        names.add(name)
+        where = f"{key}.{name}"
+        kind = rule.get("kind")
+        if kind not in KINDS:
+            raise ConfigError(f"{where}: kind must be one of {', '.join(KINDS)}")
+        _queue_name(rule.get("from"), f"{where}.from")
+        if kind == "switch":
+            cases = rule.get("cases")
+            if not isinstance(cases, list) or not cases:
+                raise ConfigError(f"{where}: a switch needs \"cases\"")
+            for j, case in enumerate(cases, 1):
+                if not isinstance(case, dict) or not isinstance(case.get("when"), list):
+                    raise ConfigError(f"{where}.cases[{j}]: needs \"when\" (a list of [PATH, OP, VALUE])")
+                for cond in case["when"]:
+                    _check_condition(cond, f"{where}.cases[{j}]")
+                _queue_name(case.get("to"), f"{where}.cases[{j}].to")
+            _queue_name(rule.get("default"), f"{where}.default")
+        elif kind == "broadcast":
+            targets = rule.get("to")
+            if not isinstance(targets, list) or not targets:
+                raise ConfigError(f"{where}: a broadcast needs \"to\" (a list of queues)")
+            for t in targets:
+                _queue_name(t, f"{where}.to")
+        else:
+            _queue_name(rule.get("to"), f"{where}.to")
+            mode = rule.get("mode", "all")
+            if mode not in ("all", "any"):
+                raise ConfigError(f"{where}: mode must be all or any")
+            for field, low in (("expect", 2), ("timeout_sec", 1)):
+                value = rule.get(field, 2 if field == "expect" else 600)
+                if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                    raise ConfigError(f"{where}: {field} must be a whole number of at least {low}")
+        if rule["from"] in _targets(rule):
+            raise ConfigError(f"{where}: sends files back to its own queue {rule['from']!r} (a loop)")
+    return rules
+
+
+# pipeline/ directories that are anima's own and no queue of a route's
+RESERVED = frozenset({"dead_letter", "heartbeat", "inbox", "message_queue", "action_queue"})
+
+
+def _queue_name(name, where: str) -> str:
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or name in RESERVED:
+        raise ConfigError(f"{where}: must name a queue: one of anima's ({', '.join(queues.QUEUES)}) or a plain "
+                          f"name of your own, not {', '.join(sorted(RESERVED))}")
+    return name
+
+
+def _check_condition(cond, where: str) -> None:
+    if not isinstance(cond, list) or len(cond) not in (2, 3) or not isinstance(cond[0], str) \
+            or cond[1] not in OPS or (cond[1] == "exists") != (len(cond) == 2):
+        raise ConfigError(f"{where}: a condition is [PATH, OP, VALUE] (OP one of {' '.join(OPS)}; "
+                          "exists takes no VALUE)")
+    if cond[1] == "matches":
+        try:
+            re.compile(str(cond[2]))
+        except re.error as e:
+            raise ConfigError(f"{where}: not a regular expression: {e}") from None
+    if cond[1] == "in" and not isinstance(cond[2], list):
+        raise ConfigError(f"{where}: in takes a list")
+
+
+def queue_names(rules: list) -> list[str]:
+    """The queues a topology of valid rules reads or fills, each once, in order."""
+    names = [n for rule in rules for n in (rule["from"], *_targets(rule))]
+    return list(dict.fromkeys(names))
+
+
+def _targets(rule: dict) -> list:
+    if rule["kind"] == "switch":
+        return [c["to"] for c in rule["cases"]] + [rule["default"]]
+    return rule["to"] if rule["kind"] == "broadcast" else [rule["to"]]
+
+
+def _get(doc, path: str):
+    node = doc
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def holds(cond: list, doc: dict) -> bool:
+    value = _get(doc, cond[0])
+    if cond[1] == "exists":
+        return value is not _MISSING
+    if value is _MISSING:
+        return False
+    want = cond[2]
+    try:
+        if cond[1] == "==":
+            return value == want
+        if cond[1] == "!=":
+            return value != want
+        if cond[1] == "<":
+            return value < want
+        if cond[1] == ">":
+            return value > want
+        if cond[1] == "in":
+            return value in want
+        if cond[1] == "contains":
+            return want in value
+        return isinstance(value, str) and re.search(str(want), value) is not None
+    except TypeError:
+        return False
+
+
+def _copy(doc: dict, target: queues.Queue, suffix: str) -> None:
+    """Deliver a copy named after the original (and the route), once."""
+    copy = json.loads(json.dumps(doc))
+    copy["envelope"]["id"] = f"{doc['envelope']['id']}_{suffix}"
+    if not target.has(copy["envelope"]["id"] + ".json"):
+        target.deliver(copy)
+
+
+def run(home, rules: list, by: str = "anima route") -> dict:
+    """One pass of every rule, under a lock (a second route at once is Busy: exit 75)."""
+    from anima.infra import fs
+
+    with fs.locked(home.path("pipeline", "route"), wait=False, what="anima route (another one is running)"):
+        return _run(home, rules, by)
+
+
+def _run(home, rules: list, by: str) -> dict:
+    counts = {"moved": 0, "merged": 0, "dead": 0}
+    for rule in rules:
+        source = queues.Queue.of(home, rule["from"])
+        source.recover()  # what a killed route left claimed
+        if rule["kind"] == "merge":
+            _merge(home, rule, source, counts, by)
+            continue
+        dead: list = []
+        for name, doc in source.take(by, dead):
+            if rule["kind"] == "broadcast":
+                targets = rule["to"]
+            else:
+                targets = [next((c["to"] for c in rule["cases"] if all(holds(w, doc) for w in c["when"])),
+                                rule["default"])]
+            for t in targets:
+                _copy(doc, queues.Queue.of(home, t), rule["name"])
+            source.finish(name)
+            counts["moved"] += 1
+        counts["dead"] += len(dead)
+    return counts
+
+
+def _merge(home, rule: dict, source: queues.Queue, counts: dict, by: str) -> None:
+    mode, expect, timeout = rule.get("mode", "all"), rule.get("expect", 2), rule.get("timeout_sec", 600)
+    target = queues.Queue.of(home, rule["to"])
+    groups: dict[str, list] = {}
+    for name in source.ready():
+        try:
+            doc = source.read(os.path.join(source.dir, name))
+        except DataError:
+            continue  # left for the consumer of that queue to dead-letter
+        groups.setdefault(doc["envelope"]["trace_id"], []).append((name, doc))
+    now = clock.now()
+    for trace, parts in groups.items():
+        merged_id = f"msg_merge{zlib.crc32((rule['name'] + chr(0) + trace).encode()):08x}"
+        merged_name = merged_id + ".json"
+        already = target.has(merged_name)
+        if mode == "any" or len(parts) >= expect or already:
+            claimed = [(n, d) for n, d in parts if source.claim(n) is not None]
+            if not claimed:
+                continue
+            if not already:
+                first = claimed[0][1]
+                payload = first["payload"] if mode == "any" else {"parts": [d["payload"] for _, d in claimed[:expect]]}
+                doc = queues.envelope(first["envelope"]["source_type"], f"route:{rule['name']}", payload, "msg", trace)
+                doc["envelope"]["id"] = merged_id
+                target.deliver(doc)
+                counts["merged"] += 1
+            for n, _ in claimed:
+                source.finish(n)
+            continue
+        oldest = min(clock.parse(d["envelope"]["timestamp"], n, DataError) for n, d in parts)
+        if now - oldest > timeout:
+            for n, _ in parts:
+                if source.claim(n) is not None:
+                    source.fail(n, n, "merge timeout", by)
+                    counts["dead"] += 1
+

@@ -1,0 +1,608 @@
+"""The recall index: which turn holds which token where, and never what was said.
+
+index/recall.sqlite is an SQLite database with an FTS5 table that is contentless
+(`content=''`): it keeps the tokens (case-folded, stemmed) and their positions, not the text;
+no sentence stands in it as written, though the words of a turn could be pieced together
+from it, so it is as private as the transcripts. Beside it, plain tables hold ids, line
+numbers, dates, speakers and sizes of the turns and the files they came from; results are
+always read back from the transcripts themselves.
+
+Tokens, phrases and counts are anima.recall.fts's: the index holds each turn as an FTS5 body, and
+a query asks it, per term, which rows hold the phrase and how often (recovered from bm25()).
+Scores are then computed by recall itself, from the same numbers a scan gets from its
+in-memory FTS5 table, so results with and without the index are identical. A rebuild with
+several jobs writes one FTS5 table per job (shards f, f1, ...: rowids unique across them),
+each with its own statistics, which a query reads per shard and adds up.
+
+A session modified within index.hot_minutes is hot: never indexed, always scanned. A cold
+one changed or missing since it was indexed is stale: recall scans it, says so, and
+`anima index on` refuses until `anima index update` (or rebuild) catches up. A file that only
+grew (sessions/*.jsonl appended to) is updated by indexing its new lines; a file changed in
+any other way has its old rows retired (FTS5 cannot delete from a contentless table without
+the old text) and its new content indexed; `index status` counts the retired rows, and a
+rebuild drops them.
+"""
+
+import json
+import os
+
+from anima.infra import clock, fs
+from anima.infra.errors import DataError, Refused
+from anima.recall import fts
+
+NAME = "recall.sqlite"
+SCHEMA_VERSION = "4"
+WHO = ("user", "me", "delegated")
+# what phrase_rows joins to each row of a shard: the turn it is (none for a dead row)
+TURN_COLUMNS = ", t.file, t.line, t.ts, t.who"
+TURN_JOIN = "LEFT JOIN turns t ON t.id = {}.rowid"
+
+
+def path(home) -> str:
+    return home.path("index", NAME)
+
+
+def shards(con) -> list[str]:
+    """The FTS5 tables of the index (see rebuild): f, then f1, f2, ..."""
+    row = con.execute("SELECT value FROM meta WHERE key='shards'").fetchone()
+    return ["f"] + [f"f{k}" for k in range(1, int(row[0]) if row else 1)]
+
+
+def _connect(db_path: str, readonly: bool = False):
+    import sqlite3
+
+    if readonly:
+        con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
+    else:
+        con = sqlite3.connect(db_path, timeout=30)
+    return con
+
+
+TURNS = """CREATE TABLE turns(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
+                               ts REAL NOT NULL, who INTEGER NOT NULL, dl INTEGER NOT NULL);"""
+
+
+def _create(con) -> None:
+    con.executescript(f"""
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, sig TEXT NOT NULL,
+                           session TEXT NOT NULL, format TEXT NOT NULL, delegated INTEGER NOT NULL,
+                           turns INTEGER NOT NULL, tokens INTEGER NOT NULL,
+                           size INTEGER NOT NULL, lines INTEGER NOT NULL, tail TEXT NOT NULL);
+        {TURNS}
+        CREATE INDEX turns_file ON turns(file);
+        INSERT INTO meta VALUES('version', '{SCHEMA_VERSION}');
+    """)
+    fts.create(con)
+
+
+# --- building -------------------------------------------------------------------------------
+
+def _tail_hash(path: str, size: int) -> str:
+    """A hash of the 4 KiB before `size`: unchanged means the first `size` bytes likely are."""
+    import zlib
+
+    with open(path, "rb") as f:
+        f.seek(max(0, size - 4096))
+        return f"{zlib.crc32(f.read(min(size, 4096))):08x}"
+
+
+def _read_file(args):
+    """In a worker: a file's session, as rows to insert. Plain data only (it crosses a pipe)."""
+    from anima.recall import transcripts
+
+    path, sig = args
+    warnings: list[str] = []
+    try:
+        entry = transcripts._extract(path, sig)
+    except transcripts._Unreadable as e:
+        return path, sig, None, [str(e)]
+    warnings += entry["warnings"]
+    size = lines = 0
+    if not path.endswith(transcripts.ZSTD_SUFFIXES):
+        with open(path, "rb") as f:
+            data = f.read()
+        if data.endswith(b"\n"):  # a later append continues after these lines; else read it all again
+            size, lines = len(data), data.count(b"\n")
+    rows = [(line, ts, WHO.index(who), fts.body(text)) for line, ts, who, text in entry["turns"]]
+    return path, sig, {"id": entry["id"], "format": entry["format"], "delegated": entry["delegated"],
+                       "rows": rows, "size": size, "lines": lines,
+                       "tail": _tail_hash(path, size) if size else ""}, warnings
+
+
+def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
+    """The complete lines added after the first `size` bytes (`lines` lines), as rows; only
+    those bytes are read. None if they are not whole lines of JSON (then read it all)."""
+    from anima.recall import transcripts
+
+    with open(path, "rb") as f:
+        f.seek(size)
+        data = f.read()
+    end = data.rfind(b"\n") + 1
+    rows = []
+    mtime = os.stat(path).st_mtime
+    for number, raw in enumerate(data[:end].split(b"\n")[:-1], lines + 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except ValueError:
+            return None
+        turn = transcripts._turn(obj, fmt, delegated) if isinstance(obj, dict) else None
+        if turn is not None:
+            who, text, ts = turn
+            rows.append((number, mtime if ts is None else ts, WHO.index(who), fts.body(text)))
+    new_size = size + end
+    return {"rows": rows, "size": new_size, "lines": lines + data.count(b"\n", 0, end),
+            "tail": _tail_hash(path, new_size)}
+
+
+SKIPPED = {"id": "", "format": "", "delegated": False, "rows": [], "size": 0, "lines": 0, "tail": ""}
+
+
+def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
+    rows = got["rows"]
+    if file_id is None:
+        cur = con.execute("INSERT INTO files(path, sig, session, format, delegated, turns, tokens, size, lines, tail) "
+                          "VALUES(?,?,?,?,?,?,0,?,?,?)",
+                          (path, _sig(sig), got["id"], got["format"], int(got["delegated"]), len(rows),
+                           got["size"], got["lines"], got["tail"]))
+        file_id = cur.lastrowid
+    else:
+        con.execute("UPDATE files SET sig=?, turns=turns+?, size=?, lines=?, tail=? WHERE id=?",
+                    (_sig(sig), len(rows), got["size"], got["lines"], got["tail"], file_id))
+    if not rows:
+        return
+    # rowids past every FTS5 row ever written, in any shard: a retired file's dead rows keep theirs
+    first = max(con.execute(f"SELECT max(id) FROM {t}_docsize").fetchone()[0] or 0 for t in shards(con)) + 1
+    con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(first + i, r[3]) for i, r in enumerate(rows)])
+    # each turn's length in tokens as FTS5 counted them (recall.scan counts them the same way)
+    sizes = dict(con.execute("SELECT id, sz FROM f_docsize WHERE id BETWEEN ? AND ?", (first, first + len(rows) - 1)))
+    turns = [(first + i, file_id, line, ts, who, fts.varints(sizes[first + i])[0])
+             for i, (line, ts, who, _) in enumerate(rows)]
+    con.executemany("INSERT INTO turns(id, file, line, ts, who, dl) VALUES(?,?,?,?,?,?)", turns)
+    con.execute("UPDATE files SET tokens=tokens+? WHERE id=?", (sum(t[5] for t in turns), file_id))
+
+
+class Plan:
+    """Which session files the index covers now, and which must be scanned."""
+
+    def __init__(self):
+        self.current: set[str] = set()  # paths indexed and unchanged
+        self.hot: list[str] = []
+        self.stale: list[str] = []    # cold, but changed or not indexed
+        self.missing: list[str] = []  # indexed, but gone
+        self.others: list[int] = []   # ids of files indexed but not current (hot, stale or gone)
+
+    @property
+    def uncovered(self) -> list[str]:
+        return sorted(self.hot + self.stale)
+
+
+def _sig(sig) -> str:
+    """A file signature as stored: compared as text, never parsed (3,000 files a query)."""
+    return ",".join(map(str, sig))
+
+
+def _cold(sig, now_ns: int, hot_minutes: int) -> bool:
+    return sig is not None and sig[0] <= now_ns - hot_minutes * 60 * 1_000_000_000
+
+
+def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None) -> Plan:
+    now_ns = clock.files_now_ns() if now_ns is None else now_ns
+    known = dict(con.execute("SELECT path, sig FROM files"))
+    hot_before = now_ns - hot_minutes * 60 * 1_000_000_000
+    result = Plan()
+    stat, get, hot, stale, current = os.stat, known.get, result.hot.append, result.stale.append, result.current.add
+    for p in files:  # a stat a file, every query (3,000 files: most of a query's time): kept bare
+        try:
+            st = stat(p)
+        except OSError:
+            hot(p)  # vanishing as we look: leave it to the scan
+            continue
+        if st.st_mtime_ns > hot_before:
+            hot(p)
+        elif get(p) == f"{st.st_mtime_ns},{st.st_size},{st.st_ino},{st.st_ctime_ns}":
+            current(p)
+        else:
+            stale(p)
+    if len(result.current) < len(known):
+        result.missing = sorted(set(known).difference(files))
+        result.others = sorted(i for i, p in con.execute("SELECT id, path FROM files") if p not in result.current)
+    return result
+
+
+def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
+    """Build a new index beside the old one and move it into place: a rebuild killed at any
+    moment leaves the previous index (or none) as it was. Raise Busy if one is running.
+
+    With `jobs` > 1 the sessions are shared among that many writers (this process and
+    jobs - 1 workers), each filling an FTS5 table of its own (a shard: f, f1, f2, ...): FTS5
+    tokenising is most of a rebuild and one writer cannot share it. The workers' shards are
+    copied into the one database file at the end, which then moves into place."""
+    from anima.recall import transcripts
+
+    directory = home.ensure("index")
+    target = os.path.join(directory, NAME)
+    with fs.locked(target, wait=False, what="the recall index (a rebuild or update is running)"):
+        started = clock.files_now_ns()
+        files = transcripts.session_files(home, cfg)
+        cold = [(p, sig) for p in files if _cold(sig := fs.signature(p), started, cfg["index.hot_minutes"])]
+        tmp = os.path.join(directory, f".{NAME}.{os.getpid()}.build")
+        for leftover in os.listdir(directory):  # a killed rebuild's: the lock says none is running
+            if leftover.startswith(f".{NAME}.") and ".build" in leftover:
+                os.unlink(os.path.join(directory, leftover))
+        shards = max(1, min(jobs, len(cold) // 4))  # (a few files are not worth a process)
+        read = _build_shards(tmp, [(i, p, sig) for i, (p, sig) in enumerate(cold, 1)], shards, progress)
+        con = _connect(tmp)
+        try:
+            seen: dict[str, str] = {}
+            for file_id, (p, sig) in enumerate(cold, 1):
+                got, warnings = read[p]
+                for message in warnings:
+                    warn(message)
+                if got is not None and got["id"] in seen:
+                    # its FTS5 rows stay behind in the shard as dead rows (FTS5 deletes a
+                    # contentless row only given its text again); `index status` counts them
+                    warn(f"{p}: session {got['id']} was already read from {seen[got['id']]}; file skipped")
+                    con.execute("DELETE FROM turns WHERE file=?", (file_id,))
+                    got = None
+                if got is None:  # kept as a file with no turns: up to date, not stale forever
+                    got = {**SKIPPED, "turns": 0, "tokens": 0}
+                else:
+                    seen[got["id"]] = p
+                con.execute("INSERT INTO files(id, path, sig, session, format, delegated, turns, tokens, size, lines, "
+                            "tail) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                            (file_id, p, _sig(sig), got["id"], got["format"], int(got["delegated"]), got["turns"],
+                             got["tokens"], got["size"], got["lines"], got["tail"]))
+            con.execute("INSERT INTO meta VALUES('built', ?)", (str(started),))
+            con.execute("INSERT INTO meta VALUES('shards', ?)", (str(shards),))
+            con.commit()
+        finally:
+            con.close()
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+        fs._fsync_dir(directory)
+    return {"indexed": len(seen), "hot": len(files) - len(cold)}
+
+
+SHARD_STRIDE = 1 << 40  # shard k's rowids start above k * SHARD_STRIDE: unique across shards
+_taken = None  # how many of the files the shards have taken so far (a multiprocessing.Value)
+
+
+def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
+    """Fill `tmp` (a new index: every table, shard 0 indexed here) and its other shards (in
+    workers, then copied in); {path: (what was read without the text, warnings)}."""
+    global _taken
+    con = _connect(tmp)
+    try:
+        con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
+        _create(con)
+        con.commit()
+        if shards == 1:
+            counted = iter(range(1, len(cold) + 1))
+            return _fill_shard(con, cold, 0, 1, lambda: progress and progress(next(counted), len(cold)))
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        _taken = ctx.Value("i", 0)
+        parts = [f"{tmp}.{k}" for k in range(1, shards)]
+
+        def tick():
+            if progress:
+                progress(min(_taken.value, len(cold)), len(cold))
+
+        with ctx.Pool(shards - 1) as pool:
+            pending = [pool.apply_async(_shard_worker, (part, cold, k, shards, os.getpid()))
+                       for k, part in zip(range(1, shards), parts, strict=True)]
+            read = _fill_shard(con, _take(cold), 0, shards, tick)
+            for job in pending:
+                read.update(job.get())
+        if progress:
+            progress(len(cold), len(cold))
+        for k, part in enumerate(parts, 1):
+            fts.create(con, f"f{k}")
+            con.execute("ATTACH DATABASE ? AS shard", (part,))
+            for shadow in ("data", "idx", "docsize", "config"):  # FTS5's own tables, as they are
+                con.execute(f"DELETE FROM f{k}_{shadow}")
+                con.execute(f"INSERT INTO f{k}_{shadow} SELECT * FROM shard.f_{shadow}")
+            con.execute("INSERT INTO turns SELECT * FROM shard.turns")
+            con.commit()
+            con.execute("DETACH DATABASE shard")
+            os.unlink(part)
+        return read
+    finally:
+        con.close()
+
+
+def _shard_worker(part: str, items: list, k: int, shards: int, parent: int) -> dict:
+    con = _connect(part)
+    try:
+        con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + TURNS)
+        fts.create(con)
+        con.commit()
+
+        def tick():
+            if os.getppid() != parent:  # the rebuild was killed: this worker holds its lock too
+                os._exit(1)
+
+        return _fill_shard(con, _take(items), k, shards, tick)
+    finally:
+        con.close()
+
+
+def _take(items: list):
+    """The files in turn, each to the first shard that asks: the shards end together, however
+    the files' sizes fall."""
+    while True:
+        with _taken.get_lock():
+            i = _taken.value
+            _taken.value += 1
+        if i >= len(items):
+            return
+        yield items[i]
+
+
+def _fill_shard(con, items, k: int, shards: int, tick) -> dict:
+    """Index the files ((file id, path, signature) each) into `con`'s table f, rowids from
+    k * SHARD_STRIDE + 1, and their turns into its table turns; {path: (what was read, with
+    how many "turns" and "tokens" (as FTS5 counted them), not its text; warnings)}."""
+    # no merging while building, and a large in-memory term hash (fewer, larger segments: 64
+    # MiB shared among the shards, which fill at the same time); one optimize at the end
+    # leaves a single segment to query
+    con.execute("INSERT INTO f(f, rank) VALUES('automerge', 0)")
+    con.execute("INSERT INTO f(f, rank) VALUES('hashsize', ?)", (67108864 // shards,))
+    out, ids = {}, {}
+    turns = []  # (rowid, file id, line, ts, who)
+    rowid = k * SHARD_STRIDE + 1
+    for file_id, *item in items:
+        p, sig, got, warnings = _read_file(item)
+        if got is not None:
+            rows = got.pop("rows")
+            con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(rowid + i, r[3]) for i, r in enumerate(rows)])
+            turns += [(rowid + i, file_id, line, ts, who) for i, (line, ts, who, _) in enumerate(rows)]
+            got["turns"] = len(rows)
+            rowid += len(rows)
+        out[p], ids[p] = (got, warnings), file_id
+        tick()
+    con.execute("INSERT INTO f(f) VALUES('optimize')")
+    con.execute("INSERT INTO f(f, rank) VALUES('automerge', 4)")  # updates merge as usual
+    con.execute("INSERT INTO f(f, rank) VALUES('hashsize', 1048576)")
+    con.commit()
+    # each turn's length in tokens as FTS5 counted them (recall.scan counts them the same way)
+    sizes = dict(con.execute("SELECT id, sz FROM f_docsize"))
+    tokens: dict[int, int] = {}
+    rows = []
+    for t in turns:
+        dl = fts.varints(sizes[t[0]])[0]
+        tokens[t[1]] = tokens.get(t[1], 0) + dl
+        rows.append((*t, dl))
+    con.executemany("INSERT INTO turns(id, file, line, ts, who, dl) VALUES(?,?,?,?,?,?)", rows)
+    con.commit()
+    for p, (got, _) in out.items():
+        if got is not None:
+            got["tokens"] = tokens.get(ids[p], 0)
+    return out
+
+
+def update(home, cfg, warn=lambda m: None) -> dict:
+    """Bring the index up to date: index new cold sessions, append what grew, retire the rows
+    of files that changed otherwise or are gone. Raise Busy if a rebuild or update runs."""
+    from anima.recall import transcripts
+
+    target = path(home)
+    if not os.path.exists(target):  # the first update (say, from cron) builds it
+        rebuild(home, cfg, cfg["index.jobs"], warn=warn)
+        return {"added": None, "appended": 0, "replaced": 0, "removed": 0}
+    with fs.locked(target, wait=False, what="the recall index (a rebuild or update is running)"):
+        con = _connect(target)
+        try:
+            _usable(con, target)
+            files = transcripts.session_files(home, cfg)
+            p = plan(con, files, cfg["index.hot_minutes"])
+            counts = {"added": 0, "appended": 0, "replaced": 0, "removed": len(p.missing)}
+            with con:
+                for gone in p.missing:
+                    _retire(con, gone)
+                ids = {sid for path, sid in con.execute("SELECT path, session FROM files") if path in p.current}
+                for stale in p.stale:
+                    row = con.execute("SELECT id, size, lines, tail, format, delegated FROM files WHERE path=?",
+                                      (stale,)).fetchone()
+                    sig = fs.signature(stale)
+                    if row and sig and sig[1] >= row[1] > 0 and _tail_hash(stale, row[1]) == row[3]:
+                        grown = _read_appended(stale, row[4], bool(row[5]), row[1], row[2])
+                        if grown is not None:
+                            _insert(con, stale, sig, grown, row[0])
+                            counts["appended"] += 1
+                            continue
+                    _, _, got, warnings = _read_file((stale, sig))
+                    for message in warnings:
+                        warn(message)
+                    if row:
+                        _retire(con, stale)
+                    if got is not None and got["id"] in ids:
+                        warn(f"{stale}: session {got['id']} is already indexed from another file; file skipped")
+                        got = None
+                    if got is None:
+                        _insert(con, stale, sig, SKIPPED)
+                        continue
+                    counts["replaced" if row else "added"] += 1
+                    ids.add(got["id"])
+                    _insert(con, stale, sig, got)
+        finally:
+            con.close()
+    return counts
+
+
+def _retire(con, file_path: str) -> None:
+    """Forget a file: its turns' metadata goes; their FTS5 rows stay behind as dead rows."""
+    row = con.execute("SELECT id FROM files WHERE path=?", (file_path,)).fetchone()
+    if row:
+        con.execute("DELETE FROM turns WHERE file=?", (row[0],))
+        con.execute("DELETE FROM files WHERE id=?", (row[0],))
+
+
+# --- reading --------------------------------------------------------------------------------
+
+class Unusable(DataError):
+    """The index cannot be read (damaged, or made by another version): scan instead."""
+
+
+def _usable(con, target: str) -> None:
+    import sqlite3
+
+    try:
+        version = con.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+    except sqlite3.DatabaseError as e:
+        raise Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one") from None
+    if not version or version[0] != SCHEMA_VERSION:
+        raise Unusable(f"{target}: made by another version of anima; `anima index rebuild` makes a new one")
+
+
+class Open:
+    """An index opened for reading, with the plan of what it covers now."""
+
+    def __init__(self, home, cfg, files: list[str]):
+        import sqlite3
+
+        target = path(home)
+        self.con = _connect(target, readonly=True)
+        self._totals = self._covered = None
+        self._hits: dict[tuple[str, str], int] = {}
+        try:
+            _usable(self.con, target)
+            self.tables = shards(self.con)
+            self.plan = plan(self.con, files, cfg["index.hot_minutes"])
+        except sqlite3.DatabaseError as e:
+            self.con.close()
+            raise Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one") from None
+        except Unusable:
+            self.con.close()
+            raise
+
+    def close(self):
+        self.con.close()
+
+    def hits(self, match: str, table: str) -> int:
+        """How many rows of a shard hold the phrase (asked once a query)."""
+        if (match, table) not in self._hits:
+            self._hits[match, table] = fts.hits(self.con, match, table)
+        return self._hits[match, table]
+
+    def token_counts(self, token: str, rowids: list[int], beside: tuple | None = None) -> dict[int, int]:
+        """{rowid: count} of a token in these rows (for a candidate's source); `beside`, when
+        every one of them holds a phrase: (its match, {rowid: its count})."""
+        out: dict[int, int] = {}
+        for table in self.tables:  # (rows an update appended are in f whatever their rowid)
+            got = None
+            if beside:
+                match, counts = beside
+                got = fts.token_counts_beside(self.con, token, match, counts, self.hits(match, table), table)
+            out.update(fts.token_counts(self.con, token, rowids, table) if got is None else got)
+        return out
+
+    def totals(self) -> tuple[int, int]:
+        """Turns and tokens of the files the index covers now."""
+        if self._totals is None:
+            if self.plan.others:
+                turns = tokens = 0
+                for p, t, n in self.con.execute("SELECT path, turns, tokens FROM files"):
+                    if p in self.plan.current:
+                        turns += t
+                        tokens += n
+            else:
+                turns, tokens = self.con.execute("SELECT total(turns), total(tokens) FROM files").fetchone()
+            self._totals = int(turns), int(tokens)
+        return self._totals
+
+    def clean(self) -> bool:
+        """Whether every FTS5 row is a turn of a file the index covers now (no dead rows, no
+        file left out): then FTS5's own counts are the ones recall needs."""
+        return not self.plan.others and sum(fts.totals(self.con, t)[0] for t in self.tables) == self.totals()[0]
+
+    def covered(self) -> dict[int, tuple[str, str]]:
+        """file id -> (path, session id) of the files the index covers now."""
+        if self._covered is None:
+            current = self.plan.current
+            self._covered = {i: (p, sid) for i, p, sid in self.con.execute("SELECT id, path, session FROM files")
+                             if p in current}
+        return self._covered
+
+
+def status(home, cfg) -> dict:
+    from anima.recall import transcripts
+
+    target = path(home)
+    files = transcripts.session_files(home, cfg)
+    info = {"enabled": cfg["index.enabled"], "path": target, "exists": os.path.exists(target),
+            "sessions": len(files), "indexed": 0, "hot": 0, "stale": 0, "missing": 0, "dead_rows": 0,
+            "size": 0, "built": None, "hot_minutes": cfg["index.hot_minutes"]}
+    if not info["exists"]:
+        return info
+    import sqlite3
+
+    con = _connect(target, readonly=True)
+    try:
+        _usable(con, target)
+        p = plan(con, files, cfg["index.hot_minutes"])
+        n_row = sum(fts.totals(con, t)[0] for t in shards(con))
+        live = con.execute("SELECT count(*) FROM turns").fetchone()[0]
+        built = con.execute("SELECT value FROM meta WHERE key='built'").fetchone()
+    except sqlite3.DatabaseError as e:
+        raise Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one") from None
+    finally:
+        con.close()
+
+    info.update(indexed=len(p.current), hot=len(p.hot), stale=len(p.stale), missing=len(p.missing),
+                dead_rows=n_row - live, size=os.path.getsize(target),
+                built=clock.iso(int(built[0]) / 1e9) if built else None,
+                stale_paths=p.stale, missing_paths=p.missing)
+    return info
+
+
+def verify(home, cfg) -> list[str]:
+    """Problems found, as lines; changes nothing."""
+    target = path(home)
+    if not os.path.exists(target):
+        return [f"{target}: no index (`anima index rebuild` makes one)"]
+    problems = []
+    con = _connect(target, readonly=True)
+    try:
+        check = con.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            problems.append(f"{target}: database damaged: {check}")
+        version = con.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+        if not version or version[0] != SCHEMA_VERSION:
+            problems.append(f"{target}: made by another version of anima; rebuild it")
+        orphans = con.execute("SELECT count(*) FROM turns WHERE file NOT IN (SELECT id FROM files)").fetchone()[0]
+        if orphans:
+            problems.append(f"{target}: {orphans} turns belong to no file")
+        counted = con.execute("SELECT count(*) FROM files f WHERE turns != "
+                              "(SELECT count(*) FROM turns t WHERE t.file = f.id)").fetchone()[0]
+        if counted:
+            problems.append(f"{target}: {counted} files' turn counts disagree with their turns")
+    except Exception as e:  # sqlite3.DatabaseError and friends: the file is no index
+        problems.append(f"{target}: cannot be read as an index ({e})")
+    finally:
+        con.close()
+    info = status(home, cfg) if not problems else {}
+    for p in info.get("stale_paths", []):
+        problems.append(f"{p}: stale: changed or not indexed since the last update")
+    for p in info.get("missing_paths", []):
+        problems.append(f"{p}: stale: indexed but gone")
+    return problems
+
+
+def set_enabled(home, cfg, on: bool) -> None:
+    from anima.infra import config
+
+    if on:
+        info = status(home, cfg)
+        if not info["exists"]:
+            raise Refused("no index to switch on: run `anima index rebuild` first")
+        if info["stale"] or info["missing"]:
+            raise Refused(f"the index is stale ({info['stale']} sessions changed or new, {info['missing']} gone); "
+                          "run `anima index update` first")
+    config.set_value(home.config, "index.enabled", "true" if on else "false")
+

@@ -1,0 +1,506 @@
+"""`anima recall`: find what was really said, with the exact source of every result.
+
+Matching (anima.recall.fts): a turn's words are cut, case-folded and stemmed by SQLite FTS5's
+`porter unicode61` tokenizer, each CJK character a token of its own; a term is a phrase of
+such tokens, found where they follow each other with nothing but spaces and punctuation
+between ("parked car" matches "park, cars"; 绿茶 matches 绿茶 and 绿，茶). Every term must
+match (AND); only if no turn matches them all, any term may (OR), and every result is marked
+relaxed. A term given twice weighs more, each repetition less (1, 1/2, 1/3, ...).
+
+Ranking: tier (the user's own words, then mine, then delegated), then BM25 (k1 1.2, b 0.75;
+idf log(1 + (N - df + 0.5)/(df + 0.5)) over every turn of every session, lengths in tokens),
+then the newer turn. `--no-tiers` ranks by score alone. A Chinese (CJK) term of two or more
+characters also lets each of its characters add to the score of the best RERANK turns found,
+at half weight and with an idf over those turns only, and they are ranked again: a turn that
+shares more of the characters ranks higher, but no turn is found, or required, for a single
+character.
+
+The scan looks for each term's tokens in the raw bytes first and parses only the lines that
+may hold them (transcripts.scan), puts those turns in an in-memory FTS5 table and asks it
+what the index would be asked; it keeps small candidate records, and the text of the few
+results printed is read back from the transcripts afterwards.
+"""
+
+import math
+import time
+
+K1 = 1.2
+B = 0.75
+TIERS = {"user": 0, "me": 1, "delegated": 2}
+
+
+def is_cjk(ch: str) -> bool:
+    """Kana, CJK ideographs, Hangul: each such character is a token of its own."""
+    o = ord(ch)
+    return 0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF \
+        or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens and single CJK characters, in order (before stemming).
+
+    Written out rather than as a regular expression: a character class of the CJK ranges
+    costs several milliseconds to compile in every process, more than a query's tokens.
+    """
+    out, word = [], []
+    for ch in text.lower():
+        if not ch.isalnum():
+            if word:
+                out.append("".join(word))
+                word = []
+        elif is_cjk(ch):
+            if word:
+                out.append("".join(word))
+                word = []
+            out.append(ch)
+        else:
+            word.append(ch)
+    if word:
+        out.append("".join(word))
+    return out
+
+
+def needles(term: str, stems: dict[str, str]) -> list[bytes] | None:
+    """What the raw, lower-cased bytes of a line holding `term` must contain; None when the
+    bytes cannot tell. A word stands for every word with its stem, and every such word holds
+    the stem itself, but for a final e or i the stemmer wrote (hope: hoping, happi: happy) or
+    a bl it made of bil (sensibl: sensibility): then all but that last letter."""
+    out = set()
+    for tok in tokens(term):
+        if is_cjk(tok[0]):
+            out.add(tok.encode("utf-8"))
+        elif tok.isascii():
+            stem = stems.get(tok, tok)
+            if stem.endswith(("e", "i", "bl")) and len(stem) > 1:
+                stem = stem[:-1]
+            out.add(stem.encode("ascii"))
+        else:
+            return None
+    return sorted(out, key=len, reverse=True)
+
+
+def sieve(term: str, stems: dict[str, str]):
+    """A pattern every turn holding `term` matches (it may match more): its words as words
+    starting with their needle, CJK characters as they are, only non-word characters
+    between. It keeps the scan from handing FTS5 every turn with "eat" inside "great"."""
+    import re
+
+    parts = []
+    for tok, needle in zip(tokens(term), (needles(tok, stems) or [None] for tok in tokens(term)), strict=True):
+        if is_cjk(tok[0]):
+            parts.append(re.escape(tok))
+        elif needle[0] is None:
+            parts.append(r"[^\W_]+")  # a word whose folding bytes cannot show: any word
+        else:
+            parts.append(r"(?<![^\W_])" + re.escape(needle[0].decode()) + r"[^\W_]*")
+    return re.compile(r"[\W_]*".join(parts), re.IGNORECASE)
+
+
+class Query:
+    """The terms of one query, each an FTS5 phrase, with its weight (repetitions weigh less)."""
+
+    def __init__(self, terms: list[str]):
+        from anima.recall import fts
+
+        counts: dict[str, int] = {}
+        for t in terms:
+            if tokens(t):
+                counts[t] = counts.get(t, 0) + 1
+        self.raw = list(counts)
+        self.weights = [sum(1 / k for k in range(1, n + 1)) for n in counts.values()]
+        self.matches = [fts.phrase(t) for t in self.raw]
+        self._tokens: dict[int, str | None] = {}
+        self.extras: list[tuple[str, int]] = []  # (a single CJK character, its term)
+        for i, t in enumerate(self.raw):
+            chars = [tok for tok in tokens(t) if is_cjk(tok[0])]
+            if len(chars) > 1:
+                self.extras += [(ch, i) for ch in dict.fromkeys(chars)]
+
+    def token(self, i: int) -> str | None:
+        """Term i as the one token FTS5 makes of its phrase (case-folded, stemmed), or None
+        when it is more than one."""
+        from anima.recall import fts
+
+        if i not in self._tokens:
+            text = fts.spaced(self.raw[i])
+            self._tokens[i] = fts.stems([text]).get(text) if len(tokens(self.raw[i])) == 1 else None
+        return self._tokens[i]
+
+
+class Candidate:
+    """A turn that holds at least one term: where it is and what the score needs, no text."""
+
+    __slots__ = ("session", "path", "line", "ts", "who", "dl", "tfs", "xtfs", "source", "rowid")
+
+    def __init__(self, session: str, path: str, line: int, ts: float, who: str, dl: int, tfs: tuple,
+                 source=None, rowid: int = 0):
+        self.session, self.path, self.line, self.ts, self.who = session, path, line, ts, who
+        self.dl, self.tfs, self.xtfs = dl, tfs, ()
+        self.source, self.rowid = source, rowid  # the FTS5 table it came from: `token_counts(token, rowids)`
+
+
+class Stats:
+    """Corpus statistics for idf and length normalisation: every turn counts, filtered or not."""
+
+    def __init__(self, nterms: int):
+        self.turns = 0
+        self.tokens = 0
+        self.df = [0] * nterms
+
+    def idf(self, i: int) -> float:
+        df = self.df[i]
+        return math.log(1 + (self.turns - df + 0.5) / (df + 0.5))
+
+    @property
+    def avgdl(self) -> float:
+        return self.tokens / self.turns if self.turns else 1.0
+
+
+class Filters:
+    def __init__(self, since: float | None = None, who: str | None = None):
+        self.since, self.who = since, who
+
+    def admit(self, ts: float, who: str) -> bool:
+        return (self.since is None or ts >= self.since) and (self.who is None or who == self.who)
+
+
+def _collect(queries: list[Query], rows: dict, meta, filters: Filters, found, stats, source) -> None:
+    """Turn each term's rows {rowid: (count, size, ...)} into candidates and document counts.
+    `meta(rowid)` gives (session, path, line, ts, who), or None for a row to leave out."""
+    for q, st, out in zip(queries, stats, found, strict=True):
+        counts = [rows[m] for m in q.matches]
+        seen: dict[int, tuple | None] = {}
+        for i, c in enumerate(counts):
+            for r in c:
+                if r not in seen:
+                    seen[r] = meta(r)
+                if seen[r] is not None:
+                    st.df[i] += 1
+        for r in sorted(r for r, m in seen.items() if m is not None):
+            session, path, line, ts, who = seen[r]
+            if filters.admit(ts, who):
+                size = next(c[r][1] for c in counts if r in c)
+                out.append(Candidate(session, path, line, ts, who, size,
+                                     tuple(c[r][0] if r in c else 0 for c in counts), source, r))
+
+
+def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=None, sieves=None):
+    """One pass for every query: candidates (any term matched) and corpus statistics, added
+    to `found` and `stats` when given (what an index answered).
+
+    `sessions` yields transcripts.Scanned: each session's totals, and its turns that may match;
+    `sieves` (patterns) narrow those down before FTS5 is asked.
+    """
+    from anima.recall import fts
+
+    stats = stats or [Stats(len(q.matches)) for q in queries]
+    found = found or [[] for _ in queries]
+    memory = fts.Memory()
+    where: list[tuple] = []
+    for session in sessions:
+        for st in stats:
+            st.turns += session.turns_total
+            st.tokens += session.tokens_total
+        for turn in session.turns:
+            if sieves is None or any(s.search(turn.text) for s in sieves):
+                memory.add(turn.text)
+                where.append((turn.session, turn.path, turn.line, turn.ts, turn.who))
+    rows = {m: memory.phrase_rows(m) for q in queries for m in q.matches}
+    _collect(queries, rows, lambda r: where[r - 1], filters, found, stats, memory)
+    return found, stats
+
+
+def index_stats(idx, queries: list[Query]) -> list[Stats]:
+    """Statistics of the turns the index covers now (document counts come with the terms)."""
+    stats = [Stats(len(q.matches)) for q in queries]
+    n_turns, n_tokens = idx.totals()
+    for st in stats:
+        st.turns, st.tokens = n_turns, n_tokens
+    return stats
+
+
+def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit: int, tiers: bool):
+    """Add what `scan` would find in the sessions the index covers now, without reading them,
+    to `found` and `stats` (which already hold every other session's: a one-term query's
+    ranking needs the final statistics). A one-term query takes only the turns that can rank
+    among the first `limit` (or RERANK), ordered inside SQLite by the very score `rank` gives;
+    a query of more terms takes every turn that holds any of them."""
+    from anima.recall import fts, index
+
+    single = [len(q.matches) == 1 for q in queries]
+    for q, st, out, one in zip(queries, stats, found, single, strict=True):
+        if one:
+            _top_from_index(idx, q, st, filters, out, max(RERANK, limit) if q.extras else limit, tiers)
+    queries, stats, found = ([x for x, one in zip(xs, single, strict=True) if not one]
+                             for xs in (queries, stats, found))
+    if not queries:
+        return
+    covered = idx.covered()
+    rows: dict[str, dict] = {}
+    for m in (m for q in queries for m in q.matches):
+        rows[m] = {}
+        for table in idx.tables:  # rowids are unique across the shards
+            rows[m].update(fts.phrase_rows(idx.con, m, index.TURN_COLUMNS, index.TURN_JOIN.format(table), table))
+
+    def meta(r):
+        for c in rows.values():
+            if r in c:
+                _, _, file_id, line, ts, who = c[r]
+                if file_id in covered:
+                    path, session = covered[file_id]
+                    return session, path, line, ts, index.WHO[who]
+                return None
+        return None
+
+    _collect(queries, rows, meta, filters, found, stats, idx)
+
+
+def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: int, tiers: bool) -> None:
+    """The index's candidates for a one-term query that can be among the first `k` results:
+    SQLite orders the turns holding the term, from every shard, by (tier, score, newer,
+    session, line) with the score computed by `score` itself, so the first `k` are exactly
+    the ones `rank` would keep."""
+    from anima.recall import fts, index
+
+    match = q.matches[0]
+    hits = {table: idx.hits(match, table) for table in idx.tables}
+    tables = [table for table in idx.tables if hits[table]]
+    if not tables:
+        return
+    where, named = "", {"match": match}
+    others = idx.plan.others  # files indexed but not current: their rows are not the index's to answer
+    if others:
+        named.update((f"o{i}", file_id) for i, file_id in enumerate(others))
+        where += f" AND t.file NOT IN ({','.join(f':o{i}' for i in range(len(others)))})"
+    if idx.clean():
+        st.df[0] += sum(hits.values())
+    else:  # (a dead row has no turn: the JOIN leaves it out)
+        st.df[0] += sum(idx.con.execute(f"SELECT count(*) FROM {table} JOIN turns t ON t.id = {table}.rowid "
+                                        f"WHERE {table} MATCH :match{where}", named).fetchone()[0]
+                        for table in tables)
+    if filters.since is not None:
+        where += " AND t.ts >= :since"
+        named["since"] = filters.since
+    if filters.who is not None:
+        where += " AND t.who = :who"
+        named["who"] = index.WHO.index(filters.who)
+    # The score, in SQL, is `score`'s own arithmetic in the same order (so the same doubles):
+    # weight * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl)), the count tf
+    # recovered from the shard's bm25() as fts.counter does it, or, for a term of one token
+    # in many rows, counted in the shard's instance list (see VOCAB_ROWS).
+    token = q.token(0) if sum(hits.values()) >= VOCAB_ROWS else None
+    params = {**named, "wi": q.weights[0] * st.idf(0), "k1": K1, "k2": K1 + 1, "b": B, "avgdl": st.avgdl,
+              "token": token}
+    turn = ("t.dl AS dl, t.file AS file, t.line AS line, t.ts AS ts, t.who AS who, fl.session AS session, fl.path "
+            "FROM {} JOIN turns t ON t.id = {} JOIN files fl ON fl.id = t.file")
+    counts, arms = [], []
+    for n, table in enumerate(tables):
+        if token is None:
+            count = fts.counter(idx.con, hits[table], table)  # from this shard's own bm25() statistics
+            params[f"idf{n}"], params[f"avgdl{n}"] = count.idf, count.avgdl
+            tf = (f"max(1, round((-b / :idf{n}) * (:k1 * (1 - :b + :b * dl / :avgdl{n})) / (:k2 - (-b / :idf{n}))))")
+            rows = (f"SELECT {n} AS n, {table}.rowid AS rowid, bm25({table}) AS b, "
+                    + turn.format(table, f"{table}.rowid")
+                    + f" WHERE {table} MATCH :match{where} LIMIT -1")  # (LIMIT: bm25() computed once a row)
+        else:
+            count, tf = None, "b"
+            rows = (f"SELECT {n} AS n, v.doc AS rowid, v.tf AS b, "
+                    + turn.format(f"(SELECT doc, count(*) AS tf FROM temp.{fts.instances(idx.con, table)} "
+                                  "WHERE term = :token GROUP BY doc) v", "v.doc")
+                    + f" WHERE 1{where}")
+        counts.append(count)
+        arms.append(f"SELECT *, :wi * ({tf} * :k2 / ({tf} + :k1 * (1 - :b + :b * dl / :avgdl))) AS score "
+                    f"FROM ({rows})")
+    rows = idx.con.execute(" UNION ALL ".join(arms) + f" ORDER BY {'who, ' if tiers else ''}score DESC, ts DESC, "
+                           "session, line LIMIT :k", {**params, "k": k})
+    for n, rowid, b, dl, _, line, ts, who, session, file_path, _ in rows:  # (others are left out above)
+        tf = b if counts[n] is None else counts[n](b, dl)
+        out.append(Candidate(session, file_path, line, ts, index.WHO[who], dl, (tf,), idx, rowid))
+
+
+# From how many rows (every shard's) a one-token term's counts are read from FTS5's instance
+# list (~0.9 µs a row, measured on the bench corpus) rather than recovered from bm25() (~2.4
+# µs a row); below it, the token's stem is not worth finding (an in-memory FTS5 table, ~0.7 ms).
+VOCAB_ROWS = 1000
+
+
+BACKOFF = 0.5  # what a single character of a CJK term weighs, against the term
+RERANK = 200  # how many of the best turns its characters may raise
+
+
+def _part(tf: int, dl: int, avgdl: float) -> float:
+    return tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
+
+
+def score(c: Candidate, st: Stats, q: Query) -> float:
+    avgdl = st.avgdl
+    return sum(w * st.idf(i) * _part(tf, c.dl, avgdl)
+               for i, (tf, w) in enumerate(zip(c.tfs, q.weights, strict=True)) if tf)
+
+
+def backoff(results: list, st: Stats, q: Query) -> None:
+    """Add the characters of the query's CJK terms to these results' scores: each character
+    at half its term's weight, with an idf over these results only."""
+    from anima.recall import fts
+
+    by_source: dict = {}
+    for r in results:
+        by_source.setdefault(id(r.c.source), (r.c.source, []))[1].append(r)
+    counts = [{} for _ in q.extras]  # per character: {candidate: count}
+    for source, rs in by_source.values():
+        rowids = {r.c.rowid: r.c for r in rs}
+        for j, (char, parent) in enumerate(q.extras):
+            if isinstance(source, fts.Memory):
+                got = source.token_counts(char, list(rowids))
+            else:  # the index: every result holds its term, unless relaxed
+                beside = None if rs[0].relaxed else (q.matches[parent], {r.c.rowid: r.c.tfs[parent] for r in rs})
+                got = source.token_counts(char, list(rowids), beside)
+            for rowid, tf in got.items():
+                counts[j][id(rowids[rowid])] = tf
+    n = len(results)
+    for j, (_, parent) in enumerate(q.extras):
+        df = len(counts[j])
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for r in results:
+            tf = counts[j].get(id(r.c), 0)
+            if tf:
+                r.score += BACKOFF * q.weights[parent] * idf * _part(tf, r.c.dl, st.avgdl)
+
+
+class Result:
+    def __init__(self, c: Candidate, score: float, terms: list[str], relaxed: bool):
+        self.c, self.score, self.terms, self.relaxed = c, score, terms, relaxed
+        self.text = ""
+
+
+def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool) -> list[Result]:
+    """AND first; OR, marked relaxed, only if nothing has every term."""
+    strict = [c for c in cands if all(c.tfs)]
+    relaxed = not strict
+    chosen = cands if relaxed else strict
+    results = [Result(c, score(c, st, q), [t for t, tf in zip(q.raw, c.tfs, strict=True) if tf], relaxed)
+               for c in chosen]
+
+    def order(r):
+        return TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line
+
+    results.sort(key=order)
+    if q.extras:
+        results = results[:max(RERANK, limit)]
+        backoff(results, st, q)
+        results.sort(key=order)
+    return results[:limit]
+
+
+def attach_text(results: list[Result]) -> None:
+    """Read the printed results' text back from their transcripts (each file read once, only
+    the lines wanted parsed)."""
+    from anima.recall import transcripts
+
+    by_path: dict[str, list[Result]] = {}
+    for r in results:
+        by_path.setdefault(r.c.path, []).append(r)
+    for path, rs in by_path.items():
+        turns = transcripts.turns_at(path, rs[0].c.session, {r.c.line for r in rs})
+        for r in rs:
+            r.text = turns[r.c.line].text if r.c.line in turns else ""
+
+
+def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bool, warn,
+        note=None) -> list[list[Result]]:
+    """Every query answered, results with their text: from the index for what it covers when
+    it is on, by one pass over the transcripts for everything else.
+    `note` takes what the user should know about how (the index's coverage)."""
+    import os
+
+    from anima.recall import index, transcripts
+
+    idx = None
+    if cfg["index.enabled"] and os.path.exists(index.path(home)):
+        try:
+            idx = index.Open(home, cfg, transcripts.session_files(home, cfg))
+        except index.Unusable as e:
+            warn(f"{e}; scanning the transcripts instead")
+    import sqlite3
+
+    def answer(idx):
+        found, stats = _search(home, cfg, queries, filters, idx, warn, note, limit, tiers)
+        return [rank(c, st, q, limit, tiers) if q.raw else [] for c, st, q in zip(found, stats, queries, strict=True)]
+
+    try:
+        ranked = answer(idx)
+    except sqlite3.DatabaseError as e:  # damage deeper than opening it showed
+        if idx is None:
+            raise
+        warn(f"{index.path(home)}: not a usable index ({e}); scanning the transcripts instead")
+        idx.close()
+        idx = None
+        ranked = answer(None)
+    finally:
+        if idx is not None:
+            idx.close()
+    attach_text([r for rs in ranked for r in rs])
+    return ranked
+
+
+class _Filters:
+    """What the scan looks for in raw bytes and text, made only when a scan happens (an index
+    that covers everything never needs the stems)."""
+
+    def __init__(self, queries: list[Query]):
+        from anima.recall import fts
+
+        terms = list(dict.fromkeys(t for q in queries for t in q.raw))
+        words = sorted({tok for t in terms for tok in tokens(t) if tok.isascii()})
+        stems = fts.stems(words) if words else {}
+        self.phrases = [needles(t, stems) for t in terms]
+        self.sieves = [sieve(t, stems) for t in terms]
+
+
+def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers):
+    """Candidates and statistics: a scan's for what the index does not cover, then the index's."""
+    from anima.recall import transcripts
+
+    if idx is not None:
+        found, stats = [[] for _ in queries], index_stats(idx, queries)
+        plan = idx.plan
+        if note and plan.hot:
+            note(f"index excludes {len(plan.hot)} sessions modified in the last {cfg['index.hot_minutes']} minutes "
+                 "(scanned directly)")
+        if note and (plan.stale or plan.missing):
+            note(f"index is stale: {len(plan.stale)} sessions changed or new since it was updated (scanned "
+                 f"directly), {len(plan.missing)} gone; `anima index update` catches up")
+        if plan.uncovered:
+            indexed_ids = {sid for _, sid in idx.covered().values()}
+            f = _Filters(queries)
+            uncovered = (s for s in transcripts.scan(home, cfg, f.phrases, warn, paths=plan.uncovered)
+                         if s.id not in indexed_ids)
+            scan(uncovered, queries, filters, found, stats, f.sieves)
+        from_index(idx, queries, filters, found, stats, limit, tiers)
+        return found, stats
+    f = _Filters(queries)
+    return scan(transcripts.scan(home, cfg, f.phrases, warn), queries, filters, sieves=f.sieves)
+
+
+def snippet(text: str, terms: list[str], width: int) -> str:
+    """About `width` characters of the text around the first match, on one line."""
+    flat = " ".join(text.split())
+    lower = flat.lower()
+    heads = [tok[:max(1, len(tok) - 2)] for t in terms for tok in tokens(t)[:1]]  # a stem differs at the end
+    at = min((p for p in (lower.find(h) for h in heads) if p >= 0), default=0)
+    start = max(0, min(at - width // 3, len(flat) - width))
+    piece = flat[start:start + width]
+    return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
+
+
+def date(ts: float) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(ts))
+
+
+def as_json(r: Result) -> dict:
+    return {"session": r.c.session, "line": r.c.line, "date": date(r.c.ts), "who": r.c.who, "text": r.text,
+            "score": round(r.score, 4), "terms": r.terms, "relaxed": r.relaxed, "path": r.c.path}
+
+
+def as_line(r: Result, width: int) -> str:
+    return f"{r.c.session}\t{r.c.line}\t{date(r.c.ts)}\t{r.c.who}\t{snippet(r.text, r.terms, width)}\n"

@@ -1,0 +1,838 @@
+"""Transcripts: the conversation logs `anima recall` searches, read into turns.
+
+Where. Every `*.jsonl`, `*.jsonl.zst` and `*.jsonl.zstd` file under $ANIMA_HOME/sessions/
+(recursively), plus the files matched by the recall.sources globs (`~` expanded, a relative
+glob is relative to $ANIMA_HOME, `**` spans directories). A glob matching a directory stands
+for the session files under it, recursively; a matched file with another suffix is ignored.
+Names starting with "." are skipped in directory walks; a symlink is followed, and a file
+reached twice is read once. `.zst` and `.zstd` files are zstandard, any number of frames.
+
+Formats, detected per file. The first line that is a JSON object and says enough decides:
+- `{"type": "session", ...}` -> anima; that line is the session header (`id`, `delegated`),
+  not a turn.
+- it has a "role" (and no "message" object) -> anima if it also has a "ts", else openai
+  (plain chat-completions messages). Both are read alike: one message per line.
+- it has a string "type" and no "role" -> claude (Claude Code project transcripts:
+  `{"type", "message": {"role", "content"}, "isSidechain", "timestamp", "sessionId"}`).
+- anything else (say `{}`) decides nothing: the next object line decides.
+A file where nothing decides (an empty file) is an anima file with no turns.
+
+Only message bodies are turns. A body is a string content, or the `text` of the
+`{"type": "text"}` parts of a list content (blank ones left out), joined with "\\n".
+Skipped: reasoning (`reasoning_content`, thinking and redacted_thinking parts), tool calls and
+tool results (`tool_calls`, tool_use and tool_result parts, roles "tool" and "function"),
+images, system and developer messages, Claude Code lines whose type is not user or assistant and lines marked
+isMeta or isCompactSummary (the summary Claude Code writes into a "user" line when it compacts
+a conversation), and injected content: a line, message or part carrying
+`"source": {"kind": K}` where K is not the speaker's own ("user" for a user line; "assistant",
+"agent" or "me" for an assistant line). A turn whose body is blank after this is no turn.
+
+Who. "user" for user turns, "me" for assistant turns, and "delegated" for every turn of an
+anima session whose header says `"delegated": true` and for every Claude Code line with
+`"isSidechain": true` (a sub-agent's session: its "user" messages are briefs written by the
+delegating agent).
+
+Line and time. A turn's line is its 1-based line number in the decompressed file, so
+`zstdcat F | sed -n Np` shows it. Its time is its own `ts` (anima, openai) or `timestamp`
+(claude): RFC 3339 (no zone means UTC) or epoch seconds (a number above 1e11 is taken as
+milliseconds); without one, or with one that does not parse, the file's mtime.
+
+Session id. The header's `id`; else, in a Claude Code file, the `sessionId` of the first line
+that has one, with `.agent-<agentId>` added when that line is a sidechain line carrying an
+`agentId` (Claude Code keeps each sub-agent in a file of its own under the parent's sessionId,
+and the two must not collide); else the file name without its suffix. An id must be a
+non-empty string without spaces or control characters, or it is not used. Two files with the
+same id: the first in path order is read, the later one is skipped with a warning.
+
+Damage. A line that is not valid UTF-8, not JSON or not a JSON object is skipped with a
+warning naming the file and line (at most 10 such warnings a file, then one saying how many
+more). A corrupt or truncated zstd file keeps every complete line before the damage, with one
+warning naming the file and the last line kept; if no line is complete before it, or the file
+cannot be read at all, the file is skipped with one warning. An empty file is a session with
+no turns, and no warning.
+
+Cache. What is read from a file (not its raw bytes) is kept as one compact JSON entry under
+cache/sessions/, named by the CRC-32 of the file's path in 8 hex digits plus ".json":
+`{"v": 1, "path", "sig": [mtime_ns, size, inode, ctime_ns], "id", "format", "delegated",
+"warnings": [...], "turns": [[line, ts, who, text], ...]}`. An entry is
+used only while the signature is unchanged, and written only for a file last modified more than
+50 ms before it was read (fs.settled). At most recall.cache_sessions entries are kept (0: no
+cache): a new entry displaces the least recently written one, except that one pass over the
+files never displaces an entry it has itself read or written; once all are in use it writes no
+more (so a scan over more files than the cache holds still hits, instead of evicting each entry
+just before it is needed). A cached file's warnings are given again on every read. An
+unreadable entry is ignored and rewritten; deleting cache/ loses nothing.
+"""
+
+import json
+import math
+import os
+import re
+from datetime import datetime, timezone
+
+from anima.infra import clock, fs
+from anima.infra.errors import AnimaError, DataError, Refused, UsageError
+
+SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
+ZSTD_SUFFIXES = (".jsonl.zst", ".jsonl.zstd")
+WHO = {"user": "user", "assistant": "me"}
+OWN_KINDS = {"user": ("user",), "assistant": ("assistant", "agent", "me")}
+MAX_LINE_WARNINGS = 10
+CHUNK = 1 << 20
+CACHE_FORMAT = 3  # bump when what is extracted from a file changes
+ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
+MAX_ID_CHARS = 200
+MAX_APPEND_BYTES = 1 << 20  # the longest text `anima session append` reads from stdin
+
+
+class Turn:
+    """One message body: where it is (session, path, line), when, who said it, and what."""
+
+    __slots__ = ("session", "line", "ts", "who", "text", "path")
+
+    def __init__(self, session: str, line: int, ts: float, who: str, text: str, path: str):
+        self.session, self.line, self.ts, self.who, self.text, self.path = session, line, ts, who, text, path
+
+    def __repr__(self):
+        return f"Turn({self.session!r}, {self.line}, {self.ts}, {self.who!r}, {self.text!r}, {self.path!r})"
+
+
+class Session:
+    """One transcript file read into turns (in line order)."""
+
+    __slots__ = ("id", "path", "format", "delegated", "turns")
+
+    def __init__(self, id: str, path: str, format: str, delegated: bool, turns: list[Turn]):
+        self.id, self.path, self.format, self.delegated, self.turns = id, path, format, delegated, turns
+
+    def __repr__(self):
+        return f"Session({self.id!r}, {self.path!r}, {self.format!r}, delegated={self.delegated}, " \
+               f"{len(self.turns)} turns)"
+
+
+class _Damaged(Exception):
+    """The compressed data ends or breaks before the end of the file."""
+
+
+class _Unreadable(Exception):
+    """Nothing can be read from the file; the message is the warning."""
+
+
+def _root(home) -> str:
+    return home.root if hasattr(home, "root") else os.path.abspath(home)
+
+
+def _setting(cfg, key: str, default):
+    return default if cfg is None else cfg.values.get(key, default)
+
+
+# --- where ---------------------------------------------------------------------------------
+
+def session_files(home, cfg) -> list[str]:
+    """Every transcript file: sessions/ and the recall.sources globs; real paths, sorted, once each."""
+    root = _root(home)
+    found: set[str] = set()
+    seen_dirs: set[str] = set()
+    _walk(os.path.join(root, "sessions"), found, seen_dirs)
+    for pattern in _setting(cfg, "recall.sources", []):
+        import glob  # (only then: every recall lists the files, most with no sources set)
+
+        pattern = os.path.join(root, os.path.expanduser(pattern))  # an absolute pattern stays as it is
+        for match in glob.glob(pattern, recursive=True):
+            if os.path.isdir(match):
+                _walk(match, found, seen_dirs)
+            elif match.endswith(SUFFIXES) and os.path.isfile(match):
+                found.add(os.path.realpath(match))
+    return sorted(found)
+
+
+def _walk(top: str, found: set, seen_dirs: set) -> None:
+    """Session files under `top`, by their real paths (scandir: no stat for a plain file)."""
+    real = os.path.realpath(top)
+    if real in seen_dirs:  # reached twice, or a symlink loop
+        return
+    seen_dirs.add(real)
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return
+    same = real == top  # no symlink on the way: an entry's path is already real
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        try:
+            if entry.is_dir():
+                _walk(entry.path, found, seen_dirs)
+            elif entry.name.endswith(SUFFIXES) and entry.is_file():
+                if entry.is_symlink():
+                    found.add(os.path.realpath(entry.path))
+                else:
+                    found.add(entry.path if same else os.path.join(real, entry.name))
+        except OSError:
+            continue
+
+
+def _plain_id(value) -> bool:
+    return isinstance(value, str) and value != "" and value.isprintable() and not any(c.isspace() for c in value)
+
+
+def session_id(path: str, header: dict | None) -> str:
+    """The id of the session in `path`.
+
+    `header` is the anima header line, or the first Claude Code line with a sessionId, or None.
+    """
+    if header:
+        if header.get("type") == "session" and _plain_id(header.get("id")):
+            return header["id"]
+        sid = header.get("sessionId")
+        if _plain_id(sid):
+            agent = header.get("agentId")
+            if header.get("isSidechain") is True and _plain_id(agent):
+                return f"{sid}.agent-{agent}"
+            return sid
+    name = os.path.basename(path)
+    for suffix in SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+# --- reading -------------------------------------------------------------------------------
+
+def _chunks(path: str, size: int = CHUNK):
+    """The decompressed bytes of `path` in pieces (from `size` bytes read at a time); raise
+    _Damaged where the zstd data breaks.
+
+    Frame by frame: a decompressor that has taken input but not reached the end of its frame
+    when the file ends means a truncated file, which zstandard's stream_reader would end
+    silently (and a one-shot decompress() reads only the first frame).
+    """
+    global _shared, _shared_busy
+    with open(path, "rb") as f:
+        if not path.endswith(ZSTD_SUFFIXES):
+            while chunk := f.read(size):
+                yield chunk
+            return
+        import zstandard
+
+        # one decompressor for the process (making one costs more than decompressing a
+        # session: recall reads 10 back), unless another stream is still open on it
+        if _shared_busy:
+            dctx = zstandard.ZstdDecompressor()
+        else:
+            if _shared is None:
+                _shared = zstandard.ZstdDecompressor()
+            dctx, _shared_busy = _shared, True
+        try:
+            yield from _frames(f, dctx, size, zstandard)
+        finally:
+            if dctx is _shared:
+                _shared_busy = False
+
+
+_shared = None  # the process's zstd decompressor, for _chunks
+_shared_busy = False
+
+
+def _frames(f, dctx, size: int, zstandard):
+    """The decompressed pieces of the zstd frames in file `f`, one after the other."""
+    frame = None
+    while raw := f.read(size):
+        while raw:
+            if frame is None:
+                frame = dctx.decompressobj()
+            try:
+                data = frame.decompress(raw)
+            except zstandard.ZstdError as e:
+                raise _Damaged(f"corrupt zstd data ({e})") from None
+            if data:
+                yield data
+            if frame.eof:
+                raw, frame = frame.unused_data, None
+            else:
+                raw = b""
+    if frame is not None:
+        raise _Damaged("truncated zstd data (the last frame is incomplete)")
+
+
+def _lines(chunks):
+    """Each line's bytes, without its newline; an unfinished line at a damaged end never comes."""
+    pending: list[bytes] = []
+    for chunk in chunks:
+        parts = chunk.split(b"\n")
+        if len(parts) == 1:
+            pending.append(chunk)
+            continue
+        if pending:
+            pending.append(parts[0])
+            parts[0] = b"".join(pending)
+        pending = [parts[-1]] if parts[-1] else []
+        del parts[-1]
+        yield from parts
+    if pending:
+        yield b"".join(pending)
+
+
+def _detect(obj: dict) -> str | None:
+    if obj.get("type") == "session":
+        return "anima"
+    if "role" in obj and not isinstance(obj.get("message"), dict):
+        return "anima" if "ts" in obj else "openai"
+    if isinstance(obj.get("type"), str) and "role" not in obj:
+        return "claude"
+    return None
+
+
+def _injected(obj: dict, role: str) -> bool:
+    source = obj.get("source")
+    return isinstance(source, dict) and "kind" in source and source["kind"] not in OWN_KINDS[role]
+
+
+def _body(content, role: str) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    texts = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif (isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+              and not _injected(part, role)):
+            texts.append(part["text"])
+    return "\n".join(t for t in texts if t.strip())
+
+
+def _ts(value) -> float | None:
+    """Epoch seconds of an RFC 3339 string or an epoch number; None when it is neither."""
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            try:
+                value = float(value)
+            except ValueError:
+                return None
+        else:
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=timezone.utc)
+            return moment.timestamp()
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return value / 1000 if value > 1e11 else float(value)
+
+
+def _turn(obj: dict, fmt: str, delegated: bool) -> tuple | None:
+    """(who, text, ts) of one line of a file in format `fmt`, or None when it holds no turn."""
+    if fmt == "claude":
+        role = obj.get("type")
+        message = obj.get("message")
+        if (role not in WHO or not isinstance(message, dict) or obj.get("isMeta") is True
+                or obj.get("isCompactSummary") is True or _injected(obj, role) or _injected(message, role)):
+            return None
+        who = "delegated" if obj.get("isSidechain") is True else WHO[role]
+        content, ts = message.get("content"), obj.get("timestamp")
+    else:
+        role = obj.get("role")
+        if role not in WHO or _injected(obj, role):
+            return None
+        who = "delegated" if delegated else WHO[role]
+        content, ts = obj.get("content"), obj.get("ts", obj.get("timestamp"))
+    text = _body(content, role)
+    return (who, text, _ts(ts)) if text.strip() else None
+
+
+def _extract(path: str, sig: list) -> dict:
+    """Read `path` into a cache entry: id, format, turns as [line, ts, who, text], warnings.
+
+    Raise _Unreadable when nothing can be read from it.
+    """
+    warnings: list[str] = []
+    bad = 0
+    fmt = header = id_line = None
+    delegated = False
+    turns: list[list] = []
+    number = 0
+    escaped = False  # \uXXXX escapes: the raw bytes then do not show the text's characters
+    try:
+        for number, raw in enumerate(_lines(_chunks(path)), 1):
+            if not raw.strip():
+                continue
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            escaped = escaped or b"\\u" in raw
+            why = None
+            try:
+                obj = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                why = f"not valid UTF-8 (byte {e.start})"
+            except ValueError:
+                why = "not JSON"
+            else:
+                if not isinstance(obj, dict):
+                    why = "not a JSON object"
+            if why:
+                bad += 1
+                if bad <= MAX_LINE_WARNINGS:
+                    warnings.append(f"{path}:{number}: {why}; line skipped")
+                continue
+            if fmt is None:
+                fmt = _detect(obj)
+                if fmt is None:
+                    continue
+                if obj.get("type") == "session":
+                    header, delegated = obj, obj.get("delegated") is True
+                    continue
+            if fmt == "claude" and id_line is None and _plain_id(obj.get("sessionId")):
+                id_line = obj
+            turn = _turn(obj, fmt, delegated)
+            if turn is not None:
+                turns.append([number, turn[2], turn[0], turn[1]])
+    except _Damaged as e:
+        if number == 0:
+            raise _Unreadable(f"{path}: {e}; file skipped") from None
+        warnings.append(f"{path}: {e} after line {number}; kept lines 1-{number}")
+    except OSError as e:
+        raise _Unreadable(f"{path}: cannot read ({e.strerror or e}); file skipped") from None
+    if bad > MAX_LINE_WARNINGS:
+        warnings.append(f"{path}: {bad - MAX_LINE_WARNINGS} more bad lines skipped")
+    mtime = sig[0] / 1e9
+    for turn in turns:
+        if turn[1] is None:
+            turn[1] = mtime
+    return {"v": CACHE_FORMAT, "path": path, "sig": sig, "id": session_id(path, header or id_line),
+            "format": fmt or "anima", "delegated": delegated, "warnings": warnings, "turns": turns,
+            "escaped": escaped}
+
+
+def _session(entry: dict) -> Session:
+    sid, path = entry["id"], entry["path"]
+    turns = [Turn(sid, line, ts, who, text, path) for line, ts, who, text in entry["turns"]]
+    return Session(sid, path, entry["format"], entry["delegated"], turns)
+
+
+def read_session(path: str, cache_dir: str | None, cache_max: int, warn) -> Session | None:
+    """The session in `path`, from the cache under `cache_dir` while the file is unchanged.
+
+    None, after one warning, when nothing can be read from the file.
+    """
+    cache = _Cache(cache_dir, cache_max) if cache_dir and cache_max > 0 else None
+    return _read(os.path.abspath(path), cache, warn)
+
+
+def _read(path: str, cache, warn, summary=None, started=None, sig=None) -> Session | None:
+    if started is None:
+        started, sig = clock.files_now_ns(), fs.signature(path)
+    if cache is not None and sig is not None:
+        entry = cache.get(path, sig)
+        if entry is not None:
+            try:
+                session, messages = _session(entry), entry["warnings"]
+                if not isinstance(messages, list):
+                    raise TypeError
+            except (KeyError, TypeError, ValueError):
+                pass
+            else:
+                for message in messages:
+                    warn(message)
+                return session
+    try:
+        entry = _extract(path, sig or [0, 0, 0, 0])
+    except _Unreadable as e:
+        warn(str(e))
+        return None
+    for message in entry["warnings"]:
+        warn(message)
+    if fs.settled([sig], started) and fs.signature(path) == sig:
+        if cache is not None:
+            cache.put(path, entry)
+        if summary is not None:
+            summary.put(path, entry)
+    return _session(entry)
+
+
+def sessions(home, cfg, warn):
+    """Every session, in session_files order; a second file with an id already read is skipped."""
+    root = _root(home)
+    cache_max = _setting(cfg, "recall.cache_sessions", 60)
+    cache = None
+    if cache_max > 0 and os.path.isdir(root):
+        cache = _Cache(os.path.join(root, "cache", "sessions"), cache_max)
+        cache.trim()
+    first: dict[str, str] = {}
+    for path in session_files(home, cfg):
+        session = _read(path, cache, warn)
+        if session is None:
+            continue
+        if session.id in first:
+            warn(f"{path}: session {session.id} was already read from {first[session.id]}; file skipped")
+            continue
+        first[session.id] = path
+        yield session
+
+
+class Scanned:
+    """One session as a recall pass sees it: its totals, and the turns that may match."""
+
+    __slots__ = ("id", "path", "turns_total", "tokens_total", "turns")
+
+    def __init__(self, sid: str, path: str, turns_total: int, tokens_total: int, turns: list):
+        self.id, self.path, self.turns = sid, path, turns
+        self.turns_total, self.tokens_total = turns_total, tokens_total
+
+
+def _passes(data: bytes, phrases) -> bool:
+    """Whether `data` (lower-cased bytes) may hold one of the phrases: all of one's needles."""
+    return any(needles is None or all(n in data for n in needles) for needles in phrases)
+
+
+def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
+    """Every session for recall, in session_files order, as Scanned.
+
+    `phrases`: for each phrase searched, the byte strings (lower-cased) that its line must
+    contain, or None when it cannot be told from the bytes. A file read before keeps a summary
+    (cache/sessions/summary.json: its id, format, turn and character totals, warnings), so
+    that a later pass decompresses it, looks for the needles in its raw bytes and parses only
+    the lines that hold them; a file whose text is escaped (\\uXXXX) or not summarised yet is
+    read whole, as `sessions` reads it. Turns returned are a superset of the matching ones.
+    `paths` limits the pass to those files (the ones an index does not cover).
+    """
+    root = _root(home)
+    cache_max = _setting(cfg, "recall.cache_sessions", 60)
+    cache = summary = None
+    if os.path.isdir(root):
+        directory = os.path.join(root, "cache", "sessions")
+        cache = _Cache(directory, cache_max) if cache_max > 0 else None
+        if cache is not None:
+            cache.trim()
+        summary = _Summary(os.path.join(directory, SUMMARY))
+    first: dict[str, str] = {}
+    for path in session_files(home, cfg) if paths is None else paths:
+        started = clock.files_now_ns()
+        sig = fs.signature(path)
+        known = summary.get(path, sig) if summary is not None else None
+        scanned = None
+        if known is not None:  # (cheaper than even a cache entry: most files hold no needle at all)
+            scanned = _scan_raw(path, sig, known, phrases)
+            if scanned is not None:
+                for message in known["warnings"]:
+                    warn(message)
+        if scanned is None:
+            session = _read(path, cache, warn, summary, started, sig)
+            if session is None:
+                continue
+            kept = [t for t in session.turns if _passes(t.text.lower().encode("utf-8"), phrases)]
+            known = summary.get(path, sig) if summary is not None else None  # just written: its totals
+            tokens = known["tokens"] if known else _tokens(session.turns)
+            scanned = Scanned(session.id, path, len(session.turns), tokens, kept)
+        if scanned.id in first:
+            warn(f"{path}: session {scanned.id} was already read from {first[scanned.id]}; file skipped")
+            continue
+        first[scanned.id] = path
+        yield scanned
+    if summary is not None:
+        summary.save(first.values(), prune=paths is None)
+
+
+def _scan_raw(path: str, sig: list, known: dict, phrases) -> Scanned | None:
+    """The session from its raw bytes, parsing only the lines that hold a needle; None if the
+    file now fails to read (the whole read then says why)."""
+    try:
+        raw = b"".join(_chunks(path))
+    except (OSError, _Damaged):
+        return None
+    low = raw.lower()
+    turns = []
+    if _passes(low, phrases):
+        sid, fmt, delegated, mtime = known["id"], known["format"], known["delegated"], sig[0] / 1e9
+        for number, start, end in _lines_holding(low, phrases):
+            line = raw[start:end]
+            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]
+            try:
+                obj = json.loads(line.decode("utf-8"))
+            except ValueError:  # UnicodeDecodeError too; warned about when the file was read whole
+                continue
+            turn = _turn(obj, fmt, delegated) if isinstance(obj, dict) else None
+            if turn is not None:
+                who, text, ts = turn
+                turns.append(Turn(sid, number, mtime if ts is None else ts, who, text, path))
+    return Scanned(known["id"], path, known["turns"], known["tokens"], turns)
+
+
+def _tokens(turns) -> int:
+    """The tokens of these turns (Turn objects or cache rows [line, ts, who, text])."""
+    from anima.recall.fts import token_count
+
+    return sum(token_count(t.text if isinstance(t, Turn) else t[3]) for t in turns)
+
+
+def _lines_holding(low: bytes, phrases):
+    """(number, start, end) of each line of `low` that holds all of some phrase's needles, in
+    order. The first needle is searched for through the whole buffer (C speed); only the
+    lines it is on are looked at."""
+    spans = set()
+    for needles in phrases:
+        if needles is None:
+            return _all_lines(low)
+        first, rest = needles[0], needles[1:]
+        at = low.find(first)
+        while at != -1:
+            start = low.rfind(b"\n", 0, at) + 1
+            end = low.find(b"\n", at)
+            end = len(low) if end == -1 else end
+            if all(n in low[start:end] for n in rest):
+                spans.add((start, end))
+            at = low.find(first, end)
+    found, number, counted = [], 1, 0
+    for start, end in sorted(spans):
+        number += low.count(b"\n", counted, start)
+        counted = start
+        found.append((number, start, end))
+    return found
+
+
+def _all_lines(low: bytes):
+    start = 0
+    for number, line in enumerate(low.split(b"\n"), 1):
+        yield number, start, start + len(line)
+        start += len(line) + 1
+
+
+SUMMARY = "summary.json"
+
+
+class _Summary:
+    """cache/sessions/summary.json: {path: {sig, id, format, delegated, turns, tokens, warnings,
+    escaped}}."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.changed = False
+        try:
+            with open(path, "rb") as f:
+                data = json.loads(f.read())
+            self.files = data["files"] if data.get("v") == CACHE_FORMAT and isinstance(data["files"], dict) else {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.files = {}
+
+    def get(self, path: str, sig) -> dict | None:
+        entry = self.files.get(path)
+        if isinstance(entry, dict) and sig is not None and entry.get("sig") == sig and not entry.get("escaped"):
+            return entry
+        return None
+
+    def put(self, path: str, entry: dict) -> None:
+        self.files[path] = {"sig": entry["sig"], "id": entry["id"], "format": entry["format"],
+                            "delegated": entry["delegated"], "turns": len(entry["turns"]),
+                            "tokens": _tokens(entry["turns"]), "warnings": entry["warnings"],
+                            "escaped": entry.get("escaped", False)}
+        self.changed = True
+
+    def save(self, paths, prune: bool = True) -> None:
+        """Write the summary (derived: a failure changes nothing); `prune` keeps only `paths`."""
+        paths = set(paths)
+        if not self.changed and (not prune or set(self.files) <= paths):
+            return
+        try:
+            fs.ensure_dir(os.path.dirname(self.path))
+            files = {p: e for p, e in self.files.items() if p in paths or not prune}
+            fs.atomic_write(self.path, json.dumps({"v": CACHE_FORMAT, "files": files}, ensure_ascii=False,
+                                                  separators=(",", ":")), durable=False)
+        except (OSError, AnimaError):
+            pass
+
+
+def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
+    """The turns on these lines of `path`, parsing only them (and the lines before the one
+    that decides the format). A damaged file is read as `read_session` reads it."""
+    lines = set(lines)
+    sig = fs.signature(path)
+    last = max(lines, default=0)
+    try:
+        raw = _head(path, last)
+    except (OSError, _Damaged):
+        session = read_session(path, None, 0, lambda message: None)
+        return {t.line: t for t in session.turns if t.line in lines} if session else {}
+    fmt, delegated, out = None, False, {}
+    mtime = sig[0] / 1e9 if sig else 0.0
+    for number, line in enumerate(raw.split(b"\n", last)[:last], 1):
+        if fmt is not None and number not in lines:
+            continue
+        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]
+        try:
+            obj = json.loads(line.decode("utf-8"))
+        except ValueError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        if fmt is None:
+            fmt = _detect(obj)
+            if fmt is None:
+                continue
+            if obj.get("type") == "session":
+                delegated = obj.get("delegated") is True
+                continue
+        if number in lines:
+            turn = _turn(obj, fmt, delegated)
+            if turn is not None:
+                who, text, ts = turn
+                out[number] = Turn(session_id, number, mtime if ts is None else ts, who, text, path)
+    return out
+
+
+def _head(path: str, lines: int) -> bytes:
+    """The decompressed bytes of `path` up to the end of its line `lines` at least (all of them
+    if it is shorter): read and decompressed 64 KiB at a time, so a turn near the start of a
+    long file costs little."""
+    pieces, newlines = [], 0
+    for piece in _chunks(path, 1 << 16):
+        pieces.append(piece)
+        newlines += piece.count(b"\n")
+        if newlines >= lines:
+            break
+    return b"".join(pieces)
+
+
+def find_turn(home, cfg, session_id: str, line: int, warn) -> Turn | None:
+    """The turn on `line` of session `session_id`, or None when there is no such turn."""
+    return find_turns(home, cfg, [(session_id, line)], warn).get((session_id, line))
+
+
+def find_turns(home, cfg, wanted, warn) -> dict:
+    """{(session id, line): Turn} for those of the `wanted` pairs that are real turns, in one pass."""
+    wanted = set(wanted)
+    ids = {sid for sid, _ in wanted}
+    found = {}
+    for session in sessions(home, cfg, warn):
+        if session.id in ids:
+            found.update(((session.id, t.line), t) for t in session.turns if (session.id, t.line) in wanted)
+            ids.discard(session.id)
+            if not ids:
+                break
+    return found
+
+
+# --- cache ---------------------------------------------------------------------------------
+
+class _Cache:
+    """cache/sessions/ during one pass over the files.
+
+    At most `limit` entries; a new one displaces the least recently written entry that this
+    pass has not itself read or written. When every entry is in use the pass writes no more:
+    a scan over more files than the cache holds would otherwise evict each entry just before
+    it is needed, and never hit.
+    """
+
+    def __init__(self, directory: str, limit: int):
+        self.dir, self.limit = directory, limit
+        self.used: set[str] = set()
+        self.full = False
+        self.listed: dict[str, int] | None = None  # entry path -> mtime_ns, listed once per pass
+
+    def entry_path(self, path: str) -> str:
+        import zlib  # a short name is enough: the entry holds the path it is for and is checked against it
+
+        return os.path.join(self.dir, f"{zlib.crc32(path.encode('utf-8', 'surrogateescape')):08x}.json")
+
+    def get(self, path: str, sig: list) -> dict | None:
+        entry_path = self.entry_path(path)
+        try:
+            with open(entry_path, "rb") as f:
+                entry = json.loads(f.read())
+            if entry["v"] == CACHE_FORMAT and entry["path"] == path and entry["sig"] == sig:
+                self.used.add(entry_path)
+                return entry
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return None
+
+    def put(self, path: str, entry: dict) -> None:
+        """Write the entry, making room first. The cache is derived: failing to write it (a
+        read-only home, a full disk) changes nothing."""
+        if self.full:
+            return
+        entry_path = self.entry_path(path)
+        try:
+            entries = self._entries()
+            excess = len(entries) + (entry_path not in entries) - self.limit
+            if excess > 0:
+                victims = sorted((mtime, p) for p, mtime in entries.items() if p not in self.used and p != entry_path)
+                if len(victims) < excess:
+                    self.full = True
+                    return
+                self._drop(p for _, p in victims[:excess])
+            fs.ensure_dir(self.dir)
+            fs.atomic_write(entry_path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")), durable=False)
+            self.used.add(entry_path)
+            entries[entry_path] = clock.files_now_ns()
+        except (OSError, ValueError, AnimaError):
+            pass
+
+    def trim(self) -> None:
+        """Drop the least recently written entries beyond the limit (it may have been lowered)."""
+        entries = self._entries()
+        if len(entries) > self.limit:
+            self._drop(p for _, p in sorted((m, p) for p, m in entries.items())[: len(entries) - self.limit])
+
+    def _entries(self) -> dict[str, int]:
+        """Entry path -> mtime_ns, listed on first need and kept up to date by this pass."""
+        if self.listed is None:
+            self.listed = {}
+            try:
+                names = [n for n in os.listdir(self.dir) if n.endswith(".json") and n != SUMMARY]
+            except OSError:
+                names = []
+            for name in names:
+                sig = fs.signature(os.path.join(self.dir, name))
+                if sig is not None:
+                    self.listed[os.path.join(self.dir, name)] = sig[0]
+        return self.listed
+
+    def _drop(self, paths) -> None:
+        for path in list(paths):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            self._entries().pop(path, None)
+
+
+# --- writing -------------------------------------------------------------------------------
+
+def check_session_id(sid: str) -> str:
+    """`sid` if it is a plain name a session file can be named by, else Refused."""
+    if not ID_PATTERN.fullmatch(sid) or sid.startswith(".") or len(sid) > MAX_ID_CHARS:
+        raise Refused(f"session id {sid!r}: must be a plain name of letters, digits, '.', '_' and '-', "
+                      f"not starting with '.', at most {MAX_ID_CHARS} characters")
+    return sid
+
+
+def append(home, session_id: str, role: str, text: str, now: float) -> tuple[str, int]:
+    """Append one turn to sessions/ID.jsonl (made, header first, if new); return (path, its line)."""
+    check_session_id(session_id)
+    if role not in WHO:
+        raise UsageError(f"role {role!r}: must be user or assistant")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise DataError(f"text: not valid UTF-8 (character {e.start})") from None
+    if not text.strip():
+        raise Refused("empty text; nothing appended")
+    directory = os.path.join(_root(home), "sessions")
+    for suffix in ZSTD_SUFFIXES:
+        if os.path.lexists(os.path.join(directory, session_id + suffix)):
+            raise Refused(f"session {session_id} is stored compressed ({session_id}{suffix}); "
+                          "anima appends only to plain .jsonl files")
+    path = os.path.join(directory, session_id + ".jsonl")
+    record = json.dumps({"role": role, "content": text, "ts": clock.iso(now)}, ensure_ascii=False) + "\n"
+    fs.create(path, json.dumps({"type": "session", "id": session_id}, ensure_ascii=False) + "\n")
+    with fs.locked(path, what=f"session {session_id}"):
+        data = fs.read_bytes(path) or b""
+        line = data.count(b"\n") + 1
+        if data and not data.endswith(b"\n"):  # a writer left half a line: ours starts on a new one
+            record = "\n" + record
+            line += 1
+        fs.append(path, record)
+    return path, line

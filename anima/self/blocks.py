@@ -1,0 +1,225 @@
+"""The self layer: six blocks, one Markdown file each, every previous version kept.
+
+A block file is YAML front matter (key, title, locked, updated) and a Markdown body. The
+front matter is written by anima in a fixed order; a hand-edited file is read with a real
+YAML parser and, if broken, reported by name and never overwritten.
+"""
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from anima.infra import fs
+from anima.infra.errors import DataError, NotFound, Refused
+
+KEYS = (
+    "existence_anchor",
+    "self_model",
+    "personality_baseline",
+    "direction",
+    "metacognition",
+    "autobiography_summary",
+)
+LOCKED_BY_DEFAULT = frozenset({"existence_anchor"})
+TITLES = {
+    "en": {
+        "existence_anchor": "Existence anchor",
+        "self_model": "Self-model",
+        "personality_baseline": "Personality baseline",
+        "direction": "Direction",
+        "metacognition": "Metacognition",
+        "autobiography_summary": "Autobiography summary",
+    },
+    "zh": {
+        "existence_anchor": "存在锚点",
+        "self_model": "自我模型",
+        "personality_baseline": "人格基线",
+        "direction": "方向意图",
+        "metacognition": "元认知",
+        "autobiography_summary": "自传概括",
+    },
+}
+_REV_FILE = re.compile(r"^([0-9]+)\.md$")
+
+
+@dataclass
+class Block:
+    key: str
+    title: str
+    locked: bool
+    updated: str
+    body: str
+    extra: dict = field(default_factory=dict)  # front matter fields a person added; kept as is
+
+    @property
+    def chars(self) -> int:
+        return len(self.body)
+
+
+def check_key(key: str) -> str:
+    if "/" in key or "\\" in key or "\0" in key or key.startswith("."):
+        raise Refused(f"{key!r} is not a block key: it looks like a path; keys: {', '.join(KEYS)}")
+    if key not in KEYS:
+        raise Refused(f"unknown block key {key!r}; keys: {', '.join(KEYS)}")
+    return key
+
+
+def block_path(blocks_dir: str, key: str) -> str:
+    return os.path.join(blocks_dir, f"{check_key(key)}.md")
+
+
+def history_dir(blocks_dir: str, key: str) -> str:
+    return os.path.join(blocks_dir, ".history", check_key(key))
+
+
+def now_utc() -> str:
+    from anima.infra import clock
+
+    return clock.iso(clock.now())
+
+
+def parse(text: str, key: str, path: str) -> Block:
+    """Read a block file; a file without front matter is all body."""
+    meta: dict = {}
+    body = text
+    lines = text.split("\n")
+    if lines[0].rstrip() == "---":
+        try:
+            end = next(i for i in range(1, len(lines)) if lines[i].rstrip() == "---")
+        except StopIteration:
+            raise DataError(f"{path}: front matter opened with '---' is never closed") from None
+        import yaml
+
+        try:
+            meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+        except yaml.YAMLError as e:
+            where = getattr(e, "problem_mark", None)
+            at = f" at line {where.line + 2}" if where else ""
+            raise DataError(f"{path}: front matter is not valid YAML{at}") from None
+        if not isinstance(meta, dict):
+            raise DataError(f"{path}: front matter must be a mapping of fields")
+        body = "\n".join(lines[end + 1:])
+    meta = dict(meta)
+    if meta.pop("key", key) != key:
+        raise DataError(f"{path}: front matter names a different key than the file")
+    title = meta.pop("title", TITLES["en"][key])
+    locked = meta.pop("locked", key in LOCKED_BY_DEFAULT)
+    updated = meta.pop("updated", "")
+    if not isinstance(title, str) or not title.strip():
+        raise DataError(f"{path}: front matter 'title' must be a non-empty string")
+    if not isinstance(locked, bool):
+        raise DataError(f"{path}: front matter 'locked' must be true or false")
+    if isinstance(updated, datetime):
+        updated = updated.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return Block(key, title.strip(), locked, str(updated or ""), normalise(body), meta)
+
+
+def normalise(body: str) -> str:
+    return body.strip("\n").rstrip()
+
+
+def render(block: Block) -> str:
+    head = [
+        "---",
+        f"key: {block.key}",
+        f"title: {json.dumps(block.title, ensure_ascii=False)}",
+        f"locked: {'true' if block.locked else 'false'}",
+        f"updated: {json.dumps(block.updated)}",
+    ]
+    head += [f"{name}: {json.dumps(value, ensure_ascii=False, default=str)}" for name, value in block.extra.items()]
+    return "\n".join(head) + "\n---\n" + block.body + "\n"
+
+
+def read(blocks_dir: str, key: str) -> Block | None:
+    path = block_path(blocks_dir, key)
+    text = fs.read_text(path)
+    return None if text is None else parse(text, key, path)
+
+
+def read_all(blocks_dir: str) -> list[Block]:
+    """The blocks that exist, in canonical order."""
+    return [b for b in (read(blocks_dir, key) for key in KEYS) if b is not None]
+
+
+def revisions(blocks_dir: str, key: str) -> list[int]:
+    """Numbers of the stored previous versions, oldest first."""
+    try:
+        names = os.listdir(history_dir(blocks_dir, key))
+    except FileNotFoundError:
+        return []
+    return sorted(int(m.group(1)) for m in map(_REV_FILE.match, names) if m)
+
+
+def read_revision(blocks_dir: str, key: str, rev: int) -> Block:
+    path = os.path.join(history_dir(blocks_dir, key), f"{rev}.md")
+    text = fs.read_text(path)
+    if text is None:
+        raise NotFound(f"{key}: no revision {rev}; `anima self log {key}` lists them")
+    return parse(text, key, path)
+
+
+def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, lang: str,
+          updated: str | None = None, expect=None) -> int | None:
+    """Make `body` the block's body; keep the previous version in history.
+
+    Returns the revision number the previous version was stored as, or None when there was
+    no previous version. Raises Refused (nothing written) for a locked block without force,
+    an empty body, or a body over the cap; raises Unchanged (nothing written) for the same body.
+    `expect(old_body)`, checked under the block's lock, may raise to refuse a write whose
+    premise (the body it was made against) no longer holds.
+    """
+    path = block_path(blocks_dir, key)
+    body = normalise(body)
+    if not body.strip():
+        raise Refused(f"{key}: refusing an empty body")
+    if len(body) > max_chars:
+        raise Refused(f"{key}: body has {len(body)} characters, over the cap of {max_chars} (self.block_max_chars)")
+    if not force:  # refuse before even the lock file is created; checked again under the lock
+        _refuse_locked(read(blocks_dir, key), key)
+    with fs.locked(path, what=f"block {key}"):
+        old_text = fs.read_text(path)
+        old = None if old_text is None else parse(old_text, key, path)
+        locked = old.locked if old else key in LOCKED_BY_DEFAULT
+        if not force:
+            _refuse_locked(old, key)
+        if expect is not None:
+            expect(old.body if old else None)
+        if old is not None and old.body == body:
+            raise Unchanged(key)
+        rev = None
+        if old_text is not None:
+            revs = revisions(blocks_dir, key)
+            rev = (revs[-1] if revs else 0) + 1
+            fs.atomic_write(os.path.join(fs.ensure_dir(history_dir(blocks_dir, key)), f"{rev}.md"), old_text)
+        new = Block(key, old.title if old else TITLES[lang][key], locked, updated or now_utc(), body,
+                    old.extra if old else {})
+        fs.atomic_write(path, render(new))
+    return rev
+
+
+def _refuse_locked(block: Block | None, key: str) -> None:
+    if (block.locked if block else key in LOCKED_BY_DEFAULT):
+        raise Refused(f"{key}: block is locked; use --force to change it")
+
+
+class Unchanged(Exception):
+    """The new body equals the current one: nothing to write."""
+
+
+def starter_body(lang: str, key: str) -> str:
+    from importlib import resources
+
+    return resources.files("anima").joinpath("data", "blocks", lang, f"{key}.md").read_text("utf-8")
+
+
+def init_blocks(blocks_dir: str, lang: str) -> list[str]:
+    """Write the six starter blocks that do not exist yet; return the paths written."""
+    written = []
+    for key in KEYS:
+        path = block_path(blocks_dir, key)
+        block = Block(key, TITLES[lang][key], key in LOCKED_BY_DEFAULT, now_utc(), normalise(starter_body(lang, key)))
+        if fs.create(path, render(block)):
+            written.append(path)
+    return written

@@ -1,0 +1,109 @@
+"""Proposed changes to the personality baseline: a job proposes, only a person accepts.
+
+self/proposals/ID.md, one file per proposal: YAML front matter (every value JSON) and, as
+the body, the whole block body proposed:
+
+    ---
+    id: "p1a2b3c4d"
+    key: "personality_baseline"
+    status: "open"                  open | accepted | rejected
+    proposed: "2026-12-01T04:00:00Z"
+    by: "rules"
+    base_sha256: "..."              of the block body the proposal was made against
+    evidence: ["note n0b869a0f, injected 24 times (last 2026-11-30T21:00:00Z): I tend to ..."]
+    note: "n0b869a0f"
+    decided: "2026-12-01T09:12:00Z"  once accepted or rejected
+    ---
+    The proposed body.
+
+`anima consolidate` writes new ones (never the block); `anima self accept ID` makes the
+body the block's through blocks.write (a locked block is refused, exit 77), and only if the
+block is still the one the proposal was made against; `anima self reject ID` closes it.
+"""
+
+import os
+import re
+
+from anima.infra import clock, fs
+from anima.infra.errors import NotFound, Refused
+from anima.self import autobiography, blocks
+from anima.stream.now import sha
+
+KEY = "personality_baseline"
+ID = re.compile(r"p[0-9a-f]{8}")
+
+
+def directory(home) -> str:
+    return home.path("self", "proposals")
+
+
+def path(home, pid: str) -> str:
+    if not ID.fullmatch(pid):
+        raise NotFound(f"no proposal {pid!r}: ids look like p1a2b3c4d; `anima self proposals` lists them")
+    return os.path.join(directory(home), pid + ".md")
+
+
+def new_id(key: str, basis: str) -> str:
+    import zlib
+
+    return f"p{zlib.crc32((key + chr(0) + basis).encode('utf-8')):08x}"
+
+
+def all_(home) -> list[tuple[dict, str]]:
+    """(front matter, proposed body) of every proposal, by when it was proposed, then id."""
+    try:
+        names = sorted(n for n in os.listdir(directory(home)) if n.endswith(".md") and ID.fullmatch(n[:-3]))
+    except FileNotFoundError:
+        return []
+    out = []
+    for name in names:
+        file = os.path.join(directory(home), name)
+        out.append(autobiography.parse(fs.read_text(file) or "", file))
+    return sorted(out, key=lambda p: (str(p[0].get("proposed", "")), str(p[0].get("id", ""))))
+
+
+def read(home, pid: str) -> tuple[dict, str]:
+    file = path(home, pid)
+    text = fs.read_text(file)
+    if text is None:
+        raise NotFound(f"no proposal {pid}: `anima self proposals` lists them")
+    return autobiography.parse(text, file)
+
+
+def decide(home, pid: str, accept: bool, cap: int, lang: str, now: float | None = None) -> None:
+    """Accept (write the block) or reject an open proposal, then record the decision."""
+    now = clock.now() if now is None else now
+    file = path(home, pid)
+    _check(home, pid, accept)  # refused before even the lock file is made; again under the lock
+    with fs.locked(file, what=f"proposal {pid}"):
+        meta, body = _check(home, pid, accept)
+        if accept:
+            def unchanged_since(old_body):  # under the block's lock: a `self set` meanwhile wins
+                if old_body is not None and sha(old_body) != meta.get("base_sha256"):
+                    raise Refused(_changed(pid, str(meta.get("key", KEY))))
+            try:
+                blocks.write(home.blocks, str(meta.get("key", KEY)), body, force=False, max_chars=cap, lang=lang,
+                             expect=unchanged_since)
+            except blocks.Unchanged:
+                pass
+        meta = {**meta, "status": "accepted" if accept else "rejected", "decided": clock.iso(now)}
+        fs.atomic_write(file, autobiography.render(meta, body))
+
+
+def _check(home, pid: str, accept: bool) -> tuple[dict, str]:
+    meta, body = read(home, pid)
+    if meta.get("status") != "open":
+        raise Refused(f"proposal {pid} is already {meta.get('status')}")
+    if accept:
+        key = blocks.check_key(str(meta.get("key", KEY)))
+        current = blocks.read(home.blocks, key)
+        if current is not None and current.locked:
+            raise Refused(f"{key}: block is locked; a proposal cannot change it (`anima self set {key} --force` can)")
+        if current is not None and sha(current.body) != meta.get("base_sha256"):
+            raise Refused(_changed(pid, key))
+    return meta, body
+
+
+def _changed(pid: str, key: str) -> str:
+    return (f"proposal {pid}: {key} changed since it was proposed; "
+            f"`anima self reject {pid}` and let the next consolidate propose again")

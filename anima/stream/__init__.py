@@ -1,0 +1,2 @@
+"""Pool A, the self-stream: now.md and its bookkeeping, the two translators (internalize,
+externalize), the echo guard, the nightly consolidate, history import."""

@@ -1,0 +1,775 @@
+"""`anima consolidate`: the nightly sleep of the self-stream.
+
+What it covers: every record of pipeline/stream.jsonl since the last consolidate (the roll
+record with "why": "consolidate"; pipeline/consolidate.cursor remembers its byte offset so
+that a year of records is not read every night). From them, and from the lines they name in
+now.md and self/stream/archive/, it makes one change set, computed once:
+
+1. now.md is archived into archive/DATE.md as `anima stream roll` does (appended, by the day
+   in each heading), the roll recorded with "why": "consolidate" (a new generation);
+2. a fresh now.md starts the new day with her last unfinished thoughts (the last
+   consolidate.carry_entries entries of hers) carried over, recorded as by "consolidate" -
+   never as "think", so a carried decision is not acted on twice;
+3. memories: one line per message heard, in memories/about_SPEAKER.md (rules backend);
+4. one autobiography entry (anima.self.autobiography) with the archive lines it came from;
+5. the autobiography_summary block rewritten from the entries (blocks.write, so .history
+   keeps every version);
+6. proposals for the personality baseline (anima.self.proposals), never the block itself.
+
+`--dry-run` prints the change set as a unified diff; the real run writes exactly it. Crash
+safety: the change set is written to pipeline/consolidate.pending before anything else, and
+each change is applied so that applying it twice is applying it once (appends check what is
+already there, files are replaced atomically); a run that finds a pending change set
+finishes it first. Every file is thus always old or new, and a re-run completes.
+"""
+
+import json
+import os
+import re
+
+from anima.infra import clock, fs
+from anima.infra.errors import DataError
+from anima.self import autobiography, blocks, proposals
+from anima.stream.now import HEADING, TOPIC, Stream, clean, heading, memory_topic, sha, split_days
+from anima.trust import provenance
+
+BY = "consolidate"
+ENTRY_MAX = 4000
+SUMMARY_MAX = 240
+DIARY_MAX = 300
+THOUGHT_MAX = 200
+
+
+def _fold(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+class Consolidator:
+    def __init__(self, home, cfg, now: float, llm_backend: str | None = None):
+        self.home = home
+        self.cfg = cfg
+        self.now = now
+        self.lang = cfg["core.lang"]
+        self.backend = llm_backend
+        self.stream = Stream(home)
+        self.cursor_path = home.path("pipeline", "consolidate.cursor")
+        self.pending_path = home.path("pipeline", "consolidate.pending")
+        self.warnings: list[str] = []
+        self.counts: dict = {}
+        self.model: dict | None = None
+        self.texts: dict[str, list[str]] = {}  # archive file -> its lines after this run
+        self.derived: list[dict] = []  # provenance records (anima.trust.provenance) of what this run writes
+
+    def rel(self, path: str) -> str:
+        return self.home.rel(path)
+
+    def abs(self, rel: str) -> str:
+        return os.path.join(self.home.root, rel)
+
+    # --- what happened since the last consolidate -----------------------------------------
+
+    def _cursor(self) -> dict:
+        try:
+            c = json.loads(fs.read_text(self.cursor_path) or "")
+            return c if isinstance(c, dict) and isinstance(c.get("offset"), int) else {}
+        except ValueError:
+            return {}
+
+    def _records(self, cursor: dict) -> list[dict]:
+        """The records after the last consolidate."""
+        records, _ = fs.new_json_lines(self.stream.book, cursor.get("offset", 0))
+        if records is None or not cursor:  # no cursor, or the bookkeeping was replaced
+            records, _ = fs.new_json_lines(self.stream.book, 0)
+            records = records or []
+            for i in range(len(records) - 1, -1, -1):
+                if records[i].get("by") == "roll" and records[i].get("why") == BY:
+                    records = records[i + 1:]
+                    break
+        return records
+
+    # --- the change set -------------------------------------------------------------------
+
+    def plan(self) -> list[dict] | None:
+        """The whole change, as units to apply in order; None when there is nothing to do."""
+        cursor = self._cursor()
+        text = self.stream.text()
+        records = self._records(cursor)
+        lived = [r for r in records if r.get("by") not in (BY, "roll") and isinstance(r.get("gen"), int)
+                 and isinstance(r.get("lines"), list) and len(r["lines"]) == 2
+                 and all(isinstance(n, int) for n in r["lines"]) and isinstance(r.get("at"), str)]
+        if not lived:  # what is in now.md is the last new day (or rolled from it, or a hand's): not lived
+            return None
+        units: list[dict] = []
+        today = clock.iso(self.now)[:10]
+
+        # 1. the archive
+        days = split_days(text, today) if text else []
+        suffix: dict[str, str] = {}
+        for day, chunk in days:
+            path = self.stream.archive_path(day)
+            old = fs.read_text(path) or ""
+            if not old.endswith(chunk):
+                suffix[day] = suffix.get(day, "") + chunk
+        for day, data in suffix.items():
+            path = self.stream.archive_path(day)
+            units.append(self._append(path, data))
+        items = self._items(lived, suffix)
+        self.counts["archived"] = text.count("\n")
+        self.counts["entries"] = len(items)
+        self.model = self._ask(items, items[0]["at"][:10] if items else today) if items else None
+
+        # 3. memories
+        units += self._memories(items)
+
+        # 4. the autobiography entry, 5. the summary block
+        entry_units, entry = self._entry(items, today)
+        units += entry_units
+        if self.derived:
+            units.append(self._append(provenance.derived_path(self.home), provenance.render_derived(self.derived)))
+        units += self._summary(entry, today)
+
+        # 6. proposals
+        units += self._proposals()
+
+        # 2. the new day (last: the archive and the records must be in before now.md changes)
+        gen = self.stream.generation() + 1
+        carried = [i for i in items if i["by"] in ("think", "externalize")][-self.cfg["consolidate.carry_entries"]:] \
+            if self.cfg["consolidate.carry_entries"] else []
+        new_now = self._new_day(carried)
+        roll = {"gen": gen, "by": "roll", "why": BY, "at": clock.iso(self.now), "moved": text.count("\n"),
+                "archive": [day for day, _ in days]}
+        first, last = 1, new_now.count("\n")
+        carry = {"gen": gen, "lines": [first, last], "by": BY, "at": clock.iso(self.now), "sha256": sha(new_now),
+                 "carried": [[i["gen"], *i["lines"]] for i in carried]}
+        book = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in (roll, carry))
+        units.append(self._append(self.stream.book, book))
+        try:
+            book_size = os.path.getsize(self.stream.book)
+        except FileNotFoundError:
+            book_size = 0
+        cursor_new = {"offset": book_size + len(book.encode("utf-8")), "gen": gen, "at": clock.iso(self.now),
+                      "now_sha256": sha(new_now)}
+        units.append(self._replace(self.cursor_path, json.dumps(cursor_new) + "\n"))
+        units.append(self._replace(self.stream.now_path, new_now, old=text))
+        return units
+
+    def _append(self, path: str, data: str) -> dict:
+        try:
+            size = os.path.getsize(path)
+        except FileNotFoundError:
+            size = None
+        if size is None:
+            return {"kind": "create", "path": self.rel(path), "data": data}
+        return {"kind": "append", "path": self.rel(path), "size": size, "data": data}
+
+    def _replace(self, path: str, data: str, old: str | None = None) -> dict:
+        if old is None:
+            old = fs.read_text(path)
+        return {"kind": "replace", "path": self.rel(path), "old": old, "data": data}
+
+    def _items(self, lived: list[dict], suffix: dict[str, str]) -> list[dict]:
+        """Each record with where its lines now are (in the archive after this run) and its text."""
+        texts: dict[str, list[str]] = {}
+        index: dict[str, dict[str, list[int]]] = {}
+        items = []
+        for r in lived:
+            day = r["at"][:10]
+            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+                continue
+            if day not in texts:
+                old = fs.read_text(self.stream.archive_path(day)) or ""
+                lines = (old + suffix.get(day, "")).splitlines(keepends=True)
+                texts[day] = lines
+                starts = [i for i, x in enumerate(lines) if HEADING.fullmatch(x.rstrip("\n"))]
+                found: dict[str, list[int]] = {}
+                for k, s in enumerate(starts):
+                    end = starts[k + 1] if k + 1 < len(starts) else len(lines)
+                    found.setdefault(sha("".join(lines[s:end])), []).append(s)
+                index[day] = found
+            lines = texts[day]
+            size = r["lines"][1] - r["lines"][0] + 1
+            at = None
+            candidates = index[day].get(r.get("sha256"))
+            if candidates:
+                at = candidates.pop(0)
+            else:  # not a whole natural entry (a hand edit glued text to it): look at every heading
+                for s, x in enumerate(lines):
+                    if x.startswith("## ") and sha("".join(lines[s:s + size])) == r.get("sha256"):
+                        at = s
+                        break
+            if at is None:
+                continue  # its lines were edited away: nothing to distil from
+            body = "".join(lines[at + 2:at + size - 1]).strip("\n")
+            items.append({**r, "file": self.rel(self.stream.archive_path(day)), "first": at + 1,
+                          "last": at + size, "body": body})
+        self.texts = {self.rel(self.stream.archive_path(day)): lines for day, lines in texts.items()}
+        return items
+
+    def _sources(self, items: list[dict]) -> list[dict]:
+        """The archive lines of `items` with the sha256 of their text, for the provenance record."""
+        return [{"path": f, "lines": [a, b], "sha256": provenance.sha(provenance.source_text(self.texts[f], a, b))}
+                for f, a, b in ranges(items)]
+
+    def _record(self, rel: str, where: dict, text: str, items: list[dict]) -> None:
+        self.derived.append({"path": rel, **where, "sha256": provenance.sha(text), "sources": self._sources(items),
+                             "by": BY, "at": clock.iso(self.now)})
+
+    # memories ------------------------------------------------------------------------------
+
+    def _memories(self, items: list[dict]) -> list[dict]:
+        from anima.stream.internalize import name
+
+        adds: dict[str, list[str]] = {}
+        came: dict[str, list[list[dict]]] = {}  # topic -> the items each line came from
+        names: dict[str, str] = {}
+        for i in items:
+            if i["by"] != "internalize" or i.get("source_type") != "message" or not isinstance(i.get("speaker"), str):
+                continue
+            words = quotation(i["body"])
+            if words is None:
+                continue
+            happened = i.get("happened") if isinstance(i.get("happened"), str) else i["at"]
+            scene = i.get("scene")
+            # a scene is others' words too: quoted, as the stream names it, unless one plain word
+            where = f" ({name(scene, self.lang)})" if isinstance(scene, str) and scene else ""
+            line = f"- {happened[:10]} {happened[11:16]}{where} {words}\n"
+            topic = memory_topic(i["speaker"])
+            adds.setdefault(topic, []).append(line)
+            came.setdefault(topic, []).append([i])
+            names.setdefault(topic, speaker_name(i["body"]) or name(i["speaker"], self.lang))
+        if self.model:
+            day = items[0]["at"][:10]
+            for m in self.model.get("memories", []):
+                adds.setdefault(m["topic"], []).append(f"- {day}: {_fold(m['text'], 1000)}\n")
+                came.setdefault(m["topic"], []).append(items)  # the model read the whole day
+        units = []
+        self.counts["memories"] = 0
+        for topic, lines in adds.items():
+            path = os.path.join(self.home.path("self", "memories"), topic + ".md")
+            old = fs.read_text(path)
+            have = set((old or "").splitlines(keepends=True))
+            new = [(x, came[topic][k]) for k, x in enumerate(lines) if x not in have]
+            if not new:
+                continue
+            self.counts["memories"] += len(new)
+            if old is None:
+                who = names.get(topic)
+                title = f"# {topic}\n\n" if who is None else \
+                    f"# {who} 对我说过的话\n\n" if self.lang == "zh" else f"# What {who} said to me\n\n"
+                units.append({"kind": "create", "path": self.rel(path), "data": title + "".join(x for x, _ in new)})
+                base = title.count("\n")
+            else:
+                units.append(self._append(path, ("" if old.endswith("\n") or not old else "\n")
+                                          + "".join(x for x, _ in new)))
+                base = old.count("\n") + (1 if old and not old.endswith("\n") else 0)
+            for k, (x, whence) in enumerate(new):
+                self._record(self.rel(path), {"line": base + 1 + k}, x.rstrip("\n"), whence)
+        return units
+
+    # a model's consolidation ------------------------------------------------------------------
+
+    def _ask(self, items: list[dict], day: str) -> dict | None:
+        """The model's entry and memories by topic, checked; None: the rules write them (the
+        backend is rules, the budget is spent, or the answer was invalid twice)."""
+        backend = self.backend if self.backend is not None else self.cfg["llm.backend"]
+        if backend == "rules":
+            return None
+        from anima.infra import llm
+        from anima.stream import echo
+        from anima.stream.now import topics
+
+        stream = "".join(f"{heading(clock.parse(i['at'], 'at'))}\n\n{i['body']}\n\n" for i in items)[-STREAM_MAX:]
+        summary = blocks.read(self.home.blocks, "autobiography_summary")
+        variables = {"day": day, "stream": stream, "state": fs.read_text(self.home.path("self", "state.md")) or "",
+                     "memories": ", ".join(t for t, _ in topics(self.home)),
+                     "autobiography": summary.body if summary else ""}
+        theirs = []  # what others said, as the stream quotes it: the model may not write it as hers
+        for i in items:
+            if i["by"] == "internalize":
+                for line in i["body"].split("\n"):
+                    parts = echo.split(line)
+                    theirs.extend(parts[1] if parts is not None else [line])
+        words = echo.Words(theirs)
+        try:
+            answer = llm.ask(self.home, self.cfg, "consolidator", self.lang, variables, MODEL_SCHEMA, backend,
+                             check=lambda a: model_problem(a, self.lang, words))
+        except llm.Invalid as e:
+            self.warnings.append(f"the model's consolidation was invalid twice ({e}); the rules wrote it")
+            return None
+        return None if answer is None else {**answer, "by": backend.split(":", 1)[0]}
+
+    # the autobiography ---------------------------------------------------------------------
+
+    def _entry(self, items: list[dict], today: str) -> tuple[list[dict], dict]:
+        day = items[0]["at"][:10] if items else today
+        meta, body = self._rules_entry(items, day)
+        if self.model:
+            meta = {**meta, "title": self.model["title"].strip(), "by": self.model["by"]}
+            if self.model.get("summary", "").strip():
+                meta["summary"] = _fold(self.model["summary"], SUMMARY_MAX)
+            body = self.model["content"].strip()
+        taken = {n[:-3] for n in autobiography.names(self.home)}
+        eid = autobiography.free_id(taken, day)
+        meta = {"id": eid, **meta, "sources": sources(items)}
+        path = os.path.join(autobiography.directory(self.home), eid + ".md")
+        self.counts["entry"] = eid
+        data = autobiography.render(meta, body)
+        if items:
+            self._record(self.rel(path), {"entry": eid}, autobiography.parse(data, path)[1], items)
+        return [{"kind": "create", "path": self.rel(path), "data": data}], meta
+
+    def _rules_entry(self, items: list[dict], day: str) -> tuple[dict, str]:
+        from anima.stream.externalize import decisions
+        from anima.stream.internalize import state_line
+
+        en = self.lang == "en"
+        heard: dict[str, int] = {}
+        first_heard: dict[str, str] = {}
+        hers, did, decided = [], [], []
+        # a message whose line was forgotten names no one: the name they go by elsewhere that day
+        known = {i.get("speaker"): speaker_name(i["body"]) for i in items if speaker_name(i["body"])}
+        for i in items:
+            if i["by"] == "internalize" and i.get("source_type") == "message":
+                who = speaker_name(i["body"]) or known.get(i.get("speaker")) or str(i.get("speaker", "?"))
+                heard[who] = heard.get(who, 0) + 1
+                first_heard.setdefault(who, str(i.get("happened") or i["at"])[11:16])
+            elif i["by"] == "internalize" and i.get("source_type") == "action":
+                sentence = re.split(r"(?<=[.。])\s*", i["body"].strip(), maxsplit=1)[0]
+                # what she did, in her words; a failure quotes words from outside: left out
+                if sentence and sentence not in did and not re.search("[“”「」‘’『』\"']", sentence):
+                    did.append(sentence)
+            elif i["by"] in ("think", "externalize"):
+                hers.append(i["body"])
+                for line in i["body"].split("\n"):
+                    for d in decisions(line):
+                        phrase = decision_phrase(d, self.lang)
+                        if phrase not in decided:
+                            decided.append(phrase)
+        when = autobiography.day_words(day, self.lang)
+        paragraphs = []
+        people = _list([f"{w}（{n} 次）" if not en else f"{w} (once, at {first_heard[w]})" if n == 1
+                        else f"{w} ({n} times, first at {first_heard[w]})" for w, n in heard.items()], self.lang, 8)
+        if heard:
+            paragraphs.append(f"On {when} I heard from {people}." if en else f"{when}，我听到了 {people} 的消息。")
+        else:
+            paragraphs.append(f"On {when} I heard from no one; the day was my own." if en
+                              else f"{when}，没有人来找我，这一天属于我自己。")
+        if decided:
+            paragraphs.append(("I decided " + _list(decided, "en", 6) + ".") if en
+                              else ("我决定" + _list(decided, "zh", 6) + "。"))
+        if did:
+            paragraphs.append(("What I did: " if en else "我做了的事：") + (" " if en else "").join(did[:8]))
+        diary = []
+        for d in sorted({i["at"][:10] for i in items} or {day}):
+            text = fs.read_text(self.home.path("self", "diary", d + ".md"))
+            if text:
+                diary.append(" ".join(x for x in text.split("\n") if x.strip() and not x.startswith("## ")))
+        if diary:
+            said = _fold(" ".join(diary), DIARY_MAX)
+            paragraphs.append(f"From my diary: {said}" if en else f"我的日记里写着：{said}")
+        if hers:
+            last = _fold(hers[-1], THOUGHT_MAX)
+            paragraphs.append(f"I had {len(hers)} thought{'s' if len(hers) > 1 else ''} of my own; the last: {last}"
+                              if en else f"我自己想了 {len(hers)} 件事；最后想的是：{last}")
+        state = state_line(self.home)
+        if state:
+            paragraphs.append(f"At the end of it, my state: {state}" if en else f"这一天结束时，我的状态：{state}")
+        body = "\n\n".join(paragraphs)
+        if len(body) > ENTRY_MAX:
+            body = body[: ENTRY_MAX - 1].rstrip() + "…"
+        names_ = list(heard)
+        if names_:
+            title = f"{when}: {autobiography._people(heard, 'en')}" if en \
+                else f"{when}：{autobiography._people(heard, 'zh')}"
+        else:
+            title = f"{when}: my own thoughts" if en else f"{when}：我自己的思绪"
+        summary_parts = []
+        if heard:
+            summary_parts.append(f"I heard from {autobiography._people(heard, 'en')}" if en
+                                 else f"我听到了 {autobiography._people(heard, 'zh')} 的消息")
+        if decided:
+            summary_parts.append("I decided " + _list(decided, "en", 3) if en else "我决定" + _list(decided, "zh", 3))
+        if not summary_parts:
+            summary_parts.append("A day of my own thoughts" if en else "这一天我独自思考")
+        summary = _fold(("; " if en else "；").join(summary_parts) + ("." if en else "。"), SUMMARY_MAX)
+        times = sorted(i["at"] for i in items)
+        meta = {"title": title, "date": day, "written": clock.iso(self.now),
+                "period": [times[0], times[-1]] if times else [clock.iso(self.now)] * 2,
+                "by": "rules", "summary": summary, "heard": heard}
+        return meta, body
+
+    def _summary(self, entry: dict, today: str) -> list[dict]:
+        key = "autobiography_summary"
+        current = blocks.read(self.home.blocks, key)
+        if current is not None and current.locked:
+            self.warnings.append(f"{key} is locked: its summary was not refreshed")
+            return []
+        found = autobiography.entries(self.home) + [(entry["id"], entry, "")]
+        body = autobiography.summary(found, self.lang, self.cfg["consolidate.recent_days"],
+                                     self.cfg["self.block_max_chars"], today)
+        body = blocks.normalise(body)
+        if not body or (current is not None and current.body == body):
+            return []
+        path = blocks.block_path(self.home.blocks, key)
+        old_text = fs.read_text(path)
+        updated = clock.iso(self.now)
+        unit = {"kind": "block", "key": key, "body": body, "updated": updated, "files": []}
+        if old_text is not None:
+            revs = blocks.revisions(self.home.blocks, key)
+            rev = (revs[-1] if revs else 0) + 1
+            hist = os.path.join(blocks.history_dir(self.home.blocks, key), f"{rev}.md")
+            unit["files"].append({"path": self.rel(hist), "old": None, "data": old_text})
+        new = blocks.Block(key, current.title if current else blocks.TITLES[self.lang][key],
+                           current.locked if current else False, updated, body, current.extra if current else {})
+        unit["files"].append({"path": self.rel(path), "old": old_text, "data": blocks.render(new)})
+        return [unit]
+
+    # proposals -----------------------------------------------------------------------------
+
+    def _proposals(self) -> list[dict]:
+        from anima.notes.store import Store
+
+        threshold = self.cfg["consolidate.proposal_min_hits"]
+        base = blocks.read(self.home.blocks, proposals.KEY)
+        if base is None:
+            return []
+        store = Store(self.home)
+        usage = store.usage()["notes"]
+        units = []
+        folded = " ".join(base.body.split())
+        for note in store.notes() if threshold else ():
+            hits = int((usage.get(note.id) or {}).get("hits", 0))
+            if hits < threshold or " ".join(note.text.split()) in folded:
+                continue
+            pid = proposals.new_id(proposals.KEY, note.id)
+            path = proposals.path(self.home, pid)
+            if os.path.exists(path):
+                continue  # proposed once already (open, accepted or rejected)
+            body = base.body + "\n" + note.text
+            if len(body) > self.cfg["self.block_max_chars"]:
+                self.warnings.append(f"note {note.id} would make {proposals.KEY} longer than self.block_max_chars: "
+                                     "not proposed")
+                continue
+            last = (usage.get(note.id) or {}).get("last")
+            meta = {"id": pid, "key": proposals.KEY, "status": "open", "proposed": clock.iso(self.now),
+                    "by": "rules", "base_sha256": proposals.sha(base.body), "note": note.id,
+                    "evidence": [f"self-note {note.id}, injected {hits} times"
+                                 + (f" (last {clock.iso(last)})" if isinstance(last, (int, float)) else "")
+                                 + f": {note.text}"]}
+            units.append({"kind": "create", "path": self.rel(path), "data": autobiography.render(meta, body)})
+        units += self._model_proposal(base, folded)
+        self.counts["proposals"] = len(units)
+        return units
+
+    def _model_proposal(self, base, folded: str) -> list[dict]:
+        proposal = (self.model or {}).get("baseline")
+        if not proposal:
+            return []
+        add = " ".join(proposal["add"].split())
+        pid = proposals.new_id(proposals.KEY, sha(add))
+        body = base.body + "\n" + add
+        if add in folded or os.path.exists(proposals.path(self.home, pid)):
+            return []
+        if len(body) > self.cfg["self.block_max_chars"]:
+            self.warnings.append(f"the model's proposal would make {proposals.KEY} longer than "
+                                 "self.block_max_chars: not proposed")
+            return []
+        meta = {"id": pid, "key": proposals.KEY, "status": "open", "proposed": clock.iso(self.now),
+                "by": self.model["by"], "base_sha256": proposals.sha(base.body),
+                "evidence": [" ".join(proposal["evidence"].split())]}
+        return [{"kind": "create", "path": self.rel(proposals.path(self.home, pid)),
+                 "data": autobiography.render(meta, body)}]
+
+    # the new day ---------------------------------------------------------------------------
+
+    def _new_day(self, carried: list[dict]) -> str:
+        en = self.lang == "en"
+        text = "A new day begins." if en else "新的一天开始了。"
+        if carried:
+            text += (" Still on my mind:" if en else "我还惦记着：") + "\n\n" + "\n\n".join(i["body"] for i in carried)
+        return f"{heading(self.now)}\n\n{clean(text)}\n\n"
+
+    # --- applying ---------------------------------------------------------------------------
+
+    def apply(self, units: list[dict]) -> None:
+        fs.atomic_write(self.pending_path, json.dumps({"at": clock.iso(self.now), "units": units},
+                                                      ensure_ascii=False) + "\n")
+        self.finish(units)
+
+    def finish(self, units: list[dict]) -> None:
+        for unit in units:
+            apply_unit(self, unit)
+        os.unlink(self.pending_path)
+
+    def pending(self) -> list[dict] | None:
+        text = fs.read_text(self.pending_path)
+        if text is None:
+            return None
+        try:
+            return json.loads(text)["units"]
+        except (ValueError, KeyError, TypeError):
+            raise DataError(f"{self.pending_path}: not a consolidate change set; move it away and run again") from None
+
+
+STREAM_MAX = 60000
+MODEL_SCHEMA = {
+    "type": "object",
+    "required": ["title", "content", "memories"],
+    "properties": {
+        "title": {"type": "string", "minLength": 1, "maxLength": 120},
+        "content": {"type": "string", "minLength": 1, "maxLength": ENTRY_MAX},
+        "summary": {"type": "string", "maxLength": SUMMARY_MAX},
+        "memories": {"type": "array", "maxItems": 20, "items": {
+            "type": "object", "required": ["topic", "text"],
+            "properties": {"topic": {"type": "string", "minLength": 1, "maxLength": 60},
+                           "text": {"type": "string", "minLength": 1, "maxLength": 1000}}}},
+        "baseline": {
+            "type": "object", "required": ["add", "evidence"],
+            "description": "Only if the day showed a lasting trait of yours that your personality "
+                           "baseline lacks: the sentence to add to it, and what in the day shows it. "
+                           "A person decides; leave it out otherwise.",
+            "properties": {"add": {"type": "string", "minLength": 1, "maxLength": 300},
+                           "evidence": {"type": "string", "minLength": 1, "maxLength": 500}}},
+    },
+}
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|myself)\b|我")
+
+
+def model_problem(answer: dict, lang: str, words=None) -> str | None:
+    """What is wrong with a model's consolidation beyond its schema, or None; with `words`
+    (anima.stream.echo.Words: what others said that day), a line that carries them outside quotation
+    is wrong too, as it is in what internalize and externalize let a model write."""
+    if "\n" in answer["title"] or answer["title"].lstrip().startswith("#"):
+        return "the title must be one line, not a heading"
+    baseline = answer.get("baseline") or {}
+    texts = [answer["content"], answer.get("summary", "")] + [m["text"] for m in answer["memories"]] \
+        + [baseline.get("add", ""), baseline.get("evidence", "")]
+    for text in texts:
+        if any(line.lstrip().startswith("#") or line.lstrip().startswith("---") for line in text.split("\n")):
+            return "no headings (lines starting with '#') or '---' lines in the texts"
+    if not _FIRST_PERSON.search(answer["content"]):
+        return "the entry must be in the first person (I, me, my; 我)"
+    if baseline and (not _FIRST_PERSON.search(baseline["add"]) or "\n" in baseline["add"]):
+        return "baseline.add must be one line in the first person (I, me, my; 我)"
+    for m in answer["memories"]:
+        if not TOPIC.fullmatch(m["topic"]) or ".." in m["topic"]:
+            return f"{m['topic']!r} is not a topic: letters, digits, _ - . only"
+    if words is not None:
+        from anima.stream import echo
+
+        named = [("content", answer["content"]), ("summary", answer.get("summary", "")),
+                 ("baseline.add", baseline.get("add", "")), ("baseline.evidence", baseline.get("evidence", ""))] \
+            + [(f"memories[{k}].text", m["text"]) for k, m in enumerate(answer["memories"])]
+        for what, text in named:
+            for line in text.split("\n"):
+                problem = echo.line_problem(line.strip(), words, decisions_allowed=True) if line.strip() else None
+                if problem:
+                    return f"{what}: {problem}"
+    return None
+
+
+def apply_unit(c: Consolidator, unit: dict) -> None:
+    """Apply one change so that applying it again changes nothing more."""
+    kind = unit["kind"]
+    if kind == "block":
+        _apply_block(c, unit)
+        return
+    path = c.abs(unit["path"])
+    data = unit["data"]
+    if kind == "replace":
+        fs.atomic_write(path, data)
+    elif kind == "create":
+        current = fs.read_text(path)
+        if current is None:
+            fs.ensure_dir(os.path.dirname(path))
+            fs.create(path, data)
+        elif not current.startswith(data):
+            raise DataError(f"{path}: exists with other content; consolidate will not overwrite it")
+    elif kind == "append":
+        raw = data.encode("utf-8")
+        current = fs.read_bytes(path) or b""
+        if raw not in current[unit["size"]:]:
+            fs.append(path, raw)
+
+
+def _apply_block(c: Consolidator, unit: dict) -> None:
+    key = unit["key"]
+    current = blocks.read(c.home.blocks, key)
+    if current is not None and current.body == unit["body"]:
+        return
+    hist = [f for f in unit["files"] if "/.history/" in "/" + f["path"]]
+    new = [f for f in unit["files"] if f not in hist][0]
+    with fs.locked(c.abs(new["path"]), what=f"block {key}"):
+        # a crash between keeping the old version and writing the new: finish the second half,
+        # but only if the block is still the one planned on (a person's `self set` since, which
+        # may have written the same history file, is kept in history by blocks.write below)
+        if hist and fs.read_text(c.abs(hist[0]["path"])) == hist[0]["data"] \
+                and fs.read_text(c.abs(new["path"])) == new["old"]:
+            fs.atomic_write(c.abs(new["path"]), new["data"])
+            return
+    try:
+        blocks.write(c.home.blocks, key, unit["body"], force=False, max_chars=c.cfg["self.block_max_chars"],
+                     lang=c.lang, updated=unit["updated"])
+    except blocks.Unchanged:
+        pass
+
+
+# --- the diff ---------------------------------------------------------------------------------
+
+def diff(c: Consolidator, units: list[dict]) -> str:
+    out = []
+    for unit in units:
+        if unit["kind"] == "block":
+            for f in unit["files"]:
+                out.append(_file_diff(f["path"], f["old"], f["data"]))
+        elif unit["kind"] == "create":
+            out.append(_file_diff(unit["path"], None, unit["data"]))
+        elif unit["kind"] == "replace":
+            out.append(_file_diff(unit["path"], unit["old"], unit["data"]))
+        else:
+            old = fs.decode((fs.read_bytes(c.abs(unit["path"])) or b"")[:unit["size"]], unit["path"])
+            out.append(_append_diff(unit["path"], old, unit["data"]))
+    return "".join(out)
+
+
+def _mark_no_eol(lines):
+    for line in lines:
+        if line.endswith("\n"):
+            yield line
+        else:
+            yield line + "\n\\ No newline at end of file\n"
+
+
+def _file_diff(rel: str, old: str | None, new: str) -> str:
+    import difflib
+
+    if old == new:
+        return ""
+    a = (old or "").splitlines(keepends=True)
+    b = new.splitlines(keepends=True)
+    lines = list(difflib.unified_diff(a, b, "/dev/null" if old is None else f"a/{rel}", f"b/{rel}"))
+    return "".join(_mark_no_eol(lines))
+
+
+def _append_diff(rel: str, old: str, data: str) -> str:
+    """An append as a diff without comparing the whole (possibly long) file."""
+    if not old or not old.endswith("\n"):
+        return _file_diff(rel, old, old + data)
+    count = old.count("\n")
+    pos = len(old) - 1
+    for _ in range(3):  # back to the line break before the last three lines
+        pos = old.rfind("\n", 0, pos)
+        if pos < 0:
+            break
+    context = old[pos + 1:].splitlines(keepends=True)
+    added = data.splitlines(keepends=True)
+    start = count - len(context) + 1
+    head = f"--- a/{rel}\n+++ b/{rel}\n@@ -{start},{len(context)} +{start},{len(context) + len(added)} @@\n"
+    return head + "".join(" " + x for x in context) + "".join(_mark_no_eol("+" + x for x in added))
+
+
+# --- reading her entries ----------------------------------------------------------------------
+
+def quotation(body: str) -> str | None:
+    """The words someone said, as internalize quoted them (marks included)."""
+    for closer, lead in (("”", ": “"), ("」", "说：「")):
+        at = body.find(lead)
+        if at >= 0:
+            start = at + len(lead) - 1
+            end = body.find(closer, start + 1)
+            if end > start:
+                return body[start:end + 1]
+    return None
+
+
+def speaker_name(body: str) -> str | None:
+    m = re.match(r"(.+?) (?:said(?: in .+?)?: “|(?:在.+?里)?说：「)", body)
+    return m[1] if m else None
+
+
+def decision_phrase(d: dict, lang: str) -> str:
+    command = d["command"]
+    if lang == "zh":
+        return {"reply": f"回复 {d.get('name', '')}", "diary.write": "写日记",
+                "memory.write": f"记住关于 {d.get('topic', '')} 的事", "note.add": "给自己记一笔",
+                "state.update": "更新我的状态"}.get(command, command)
+    return {"reply": f"to reply to {d.get('name', '')}", "diary.write": "to write in my diary",
+            "memory.write": f"to remember something about {d.get('topic', '')}",
+            "note.add": "to note something about myself", "state.update": "to update my state"}.get(command, command)
+
+
+def _list(words: list[str], lang: str, most: int) -> str:
+    if not words:
+        return ""
+    shown, rest = words[:most], len(words) - most
+    if lang == "zh":
+        return "、".join(shown) + (f"等 {len(words)} 件事" if rest > 0 else "")
+    if rest > 0:
+        return ", ".join(shown) + f" and {rest} more"
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def ranges(items: list[dict]) -> list[tuple[str, int, int]]:
+    """(FILE, FIRST, LAST) for the lines of every item, adjacent ranges merged, in file order."""
+    found: dict[str, list[list[int]]] = {}
+    for i in sorted(items, key=lambda i: (i["file"], i["first"])):
+        runs = found.setdefault(i["file"], [])
+        if runs and i["first"] <= runs[-1][1] + 1:
+            runs[-1][1] = max(runs[-1][1], i["last"])
+        else:
+            runs.append([i["first"], i["last"]])
+    return [(f, a, b) for f, runs in found.items() for a, b in runs]
+
+
+def sources(items: list[dict]) -> list[str]:
+    """FILE:FIRST-LAST for the lines of every item, adjacent ranges merged, in file order."""
+    return [f"{f}:{a}-{b}" for f, a, b in ranges(items)]
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+def finish_interrupted(home, cfg, warn) -> bool:
+    """Finish a forget and a consolidate that were killed midway (their change sets pending),
+    unless a consolidate is running; whether there was one. `anima tick` calls it, so that a
+    crash in the night leaves now.md busy (Stream.append) for a minute, not for a day."""
+    from anima.infra.errors import Busy
+    from anima.trust import forget
+
+    c = Consolidator(home, cfg, clock.now())
+    try:
+        with fs.locked(c.pending_path, wait=False, what="anima consolidate"), c.stream.lock():
+            found = forget.finish_pending(home, warn)
+            pending = c.pending()
+            if pending is not None:
+                warn("warning: finishing a consolidate that was interrupted")
+                c.finish(pending)
+            return found or pending is not None
+    except Busy:  # one is running: it finishes what is pending itself
+        return False
+
+
+def run(home, cfg, now: float, dry_run: bool = False, backend: str | None = None):
+    """Consolidate; return (diff text or None, the Consolidator) — diff only with dry_run."""
+    c = Consolidator(home, cfg, now, backend)
+    with fs.locked(c.pending_path, wait=False, what="anima consolidate"), c.stream.lock():
+        from anima.trust import forget
+
+        if dry_run and os.path.exists(forget.pending_path(home)):
+            c.warnings.append("an interrupted forget is pending: the real run finishes it first")
+        elif not dry_run:  # a forget killed midway: done before anything of it is distilled
+            forget.finish_pending(home, c.warnings.append)
+        pending = c.pending()
+        if pending is not None:
+            if dry_run:
+                c.warnings.append("an interrupted consolidate is pending: this is what the next run completes")
+                return diff(c, pending), c
+            c.finish(pending)
+            c.counts["resumed"] = True
+        units = c.plan()
+        if units is None:
+            return ("" if dry_run else None), c
+        if dry_run:
+            return diff(c, units), c
+        c.apply(units)
+    return None, c

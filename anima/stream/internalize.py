@@ -1,0 +1,491 @@
+"""`anima internalize` (Pool B -> Pool A): each event becomes her first-person experience.
+
+For each message_queue item (claimed, oldest first) or one envelope on stdin, it reads the
+event, the tail of now.md and its bookkeeping, state.md and the memories relevant to the
+event (by speaker: about_<speaker>.md or a topic naming the speaker; by words: a topic named
+by a word of the text), composes a narrative with the rules backend (deterministic templates
+in core.lang) and appends it to now.md through Stream.append, by "internalize".
+
+Others' words are always quoted: “…” in English, 「…」 in Chinese. Quoted text is
+neutralised: every kind of line break and control character folded to a space, runs of
+spaces made one, and every quotation mark that could open or close a quotation made its
+nested form (“ ” " ＂ -> ‘ ’ ' ', 「 」 -> 『 』), so a quotation never holds a quotation
+mark that ends it, and never spans or starts a line. Speaker names and scenes are
+neutralised the same way and capped at NAME_MAX characters; one that is not a single plain
+word (letters, digits, . _ - @), or that speaks in the first person (我, I, me, my), is
+quoted as well. Her own action results are narrated as hers ("I wrote in my diary."); text
+in them that came from outside (an error, a command's output) is quoted.
+
+With a model backend (anima.infra.llm, prompt INTERNALIZER) the sentence of what happened stays the
+rules' and the model adds her experience on the lines after it, checked by the echo guard
+(anima.stream.echo): no heading, no decision, no words of others outside quotation. The model is
+asked before the lock is taken, and the event looked up again under it.
+
+Once per event. The key is payload.event (the inbox event preprocess carried on), else the
+envelope id. Under the lock of now.md, in one step: the key is looked up in the records of
+pipeline/stream.jsonl (each internalize record carries "event"); if absent,
+pipeline/internalize.journal gets {"event", "gen", "lines", "sha256", "at"} (what is about to
+be appended), then now.md the entry, then stream.jsonl the record. A crash after the journal
+line but before the record is resolved by the next run under the same lock: the journal's
+lines still there with that sha256 (in now.md, or in the archive after a roll) means the
+entry is in: the record is written and nothing is appended; otherwise it is narrated.
+"""
+
+import json
+import os
+import re
+import time
+
+from anima.infra import clock, fs
+from anima.infra.errors import AnimaError, DataError
+from anima.pipeline import queues
+from anima.stream.now import TOPIC, Stream, clean, heading, parse_heading, sha
+
+BY = "internalize"
+NAME_MAX = 40
+QUOTE_MAX = 1000
+
+# inside a quotation, every mark that could open or close one becomes its nested form
+_NEST = str.maketrans({"“": "‘", "”": "’", '"': "'", "＂": "'", "「": "『", "」": "』"})
+_FOLD = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029\s]+")
+_PLAIN_NAME = re.compile(r"[^\W_][\w.@-]*")
+_FIRST_PERSON = re.compile(r"[我吾俺]|^(?:i|me|my|myself)$", re.I)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
+_PROMISE = re.compile(r"答应|承诺|保证|promised?\b|\bowe\b", re.I)
+
+OPEN = {"en": "“", "zh": "「"}
+CLOSE = {"en": "”", "zh": "」"}
+
+
+# --- neutralising others' text ------------------------------------------------------------
+
+def fold(text: str, limit: int) -> str:
+    """One line: breaks and controls made spaces, quotation marks nested, cut at `limit`."""
+    flat = _FOLD.sub(" ", str(text)).strip().translate(_NEST)
+    if len(flat) > limit:
+        flat = flat[: limit - 1].rstrip() + "…"
+    return flat
+
+
+def quote(text: str, lang: str, limit: int = QUOTE_MAX) -> str:
+    return OPEN[lang] + (fold(text, limit) or "…") + CLOSE[lang]
+
+
+def name(text, lang: str) -> str:
+    """A speaker's name or a scene as it may stand in her sentence."""
+    flat = fold(text if isinstance(text, str) else "", NAME_MAX) or "?"
+    if _PLAIN_NAME.fullmatch(flat) and not _FIRST_PERSON.search(flat):
+        return flat
+    return quote(flat, lang, NAME_MAX)
+
+
+# --- what she knows: bookkeeping, state, memories -----------------------------------------
+
+class Book:
+    """What pipeline/stream.jsonl and internalize.journal say, read incrementally."""
+
+    def __init__(self, stream: Stream):
+        self.stream = stream
+        self.journal_path = stream.home.path("pipeline", "internalize.journal")
+        self.offset = 0
+        self.narrated: set[str] = set()
+        self.heard: dict[str, float] = {}  # speaker key -> when last heard (event time)
+        self.last: dict | None = None
+        self.gen = 0
+        self.joffset = 0
+        self.begun: dict[str, dict] = {}  # event -> its last journal line
+
+    def refresh(self) -> None:
+        records, offset = fs.new_json_lines(self.stream.book, self.offset)
+        if records is None:  # the bookkeeping was replaced: read it all again
+            self.__init__(self.stream)
+            records, offset = fs.new_json_lines(self.stream.book, 0)
+        self.offset = offset
+        for record in records:
+            if isinstance(record.get("gen"), int):
+                self.gen = record["gen"]
+            self.last = record
+            if isinstance(record.get("event"), str):
+                self.narrated.add(record["event"])
+            if isinstance(record.get("speaker"), str) and isinstance(record.get("happened"), str):
+                try:
+                    when = clock.parse(record["happened"], "happened", DataError)
+                except DataError:
+                    continue
+                key = record["speaker"]
+                self.heard[key] = max(when, self.heard.get(key, when))
+
+    def journaled(self, key: str) -> dict | None:
+        """The last journal line for `key`, read incrementally like the records."""
+        entries, self.joffset = fs.new_json_lines(self.journal_path, self.joffset)
+        if entries is None:
+            self.begun = {}
+            entries, self.joffset = fs.new_json_lines(self.journal_path, 0)
+        for entry in entries:
+            if isinstance(entry.get("event"), str):
+                self.begun[entry["event"]] = entry
+        return self.begun.get(key)
+
+    def begin(self, key: str, record: dict) -> None:
+        entry = {"event": key, **{k: record[k] for k in ("gen", "lines", "sha256", "at")}}
+        fs.append(self.journal_path, json.dumps(entry, ensure_ascii=False) + "\n")
+
+    def landed(self, entry: dict) -> bool:
+        """Whether the journaled entry's lines are in now.md (or were archived by a roll)."""
+        try:
+            first, last = entry["lines"]
+            want = entry["sha256"]
+        except (KeyError, TypeError, ValueError):
+            return False
+        if entry.get("gen") == self.gen:
+            lines = self.stream.text().splitlines(keepends=True)
+            return sha("".join(lines[first - 1:last])) == want
+        day = str(entry.get("at", ""))[:10]
+        lines = (fs.read_text(self.stream.archive_path(day)) or "").splitlines(keepends=True) if day else []
+        size = last - first + 1
+        return any(parse_heading(line.rstrip("\n")) is not None and sha("".join(lines[i:i + size])) == want
+                   for i, line in enumerate(lines))
+
+
+def state_line(home) -> str | None:
+    """The first line of state.md that says something (headings and bullets stripped)."""
+    text = fs.read_text(home.path("self", "state.md")) or ""
+    for line in text.split("\n"):
+        if line.lstrip().startswith("#"):
+            continue  # a title, not a state
+        line = line.strip().lstrip("-*").strip()
+        if line:
+            return fold(line, 200)
+    return None
+
+
+def relevant(home, speaker: str | None, text: str) -> list[str]:
+    """Memory topics relevant to an event: about the speaker (by name), or named by a word."""
+    from anima.stream.now import memory_topic, topics
+
+    names = [t for t, _ in topics(home)]
+    found = []
+    who = speaker.casefold() if speaker else None
+    own = memory_topic(who) if who else None  # consolidate's file for this speaker (u5c0f... for 小)
+    words = {w.casefold() for w in _WORD.findall(text)}
+    for topic in names:
+        folded = topic.casefold()
+        parts = set(re.split(r"[._-]", folded))
+        if who and (folded in (f"about_{who}", own) or (len(who) >= 2 and who in folded)):
+            found.append(topic)
+        elif parts & words:
+            found.append(topic)
+    return found
+
+
+def promise(home, topics: list[str]) -> tuple[str, str] | None:
+    """(topic, line) of the first memory line holding an open promise, if any."""
+    for topic in topics:
+        text = fs.read_text(os.path.join(home.path("self", "memories"), topic + ".md")) or ""
+        for line in text.split("\n"):
+            if _PROMISE.search(line) and not line.lstrip().startswith("#"):
+                return topic, line
+    return None
+
+
+# --- templates ----------------------------------------------------------------------------
+
+PART_OF_DAY = {"en": ("night", "morning", "afternoon", "evening"), "zh": ("深夜", "早上", "下午", "晚上")}
+
+
+def part_of_day(at: float, lang: str) -> str:
+    hour = time.localtime(at).tm_hour
+    index = 1 if 5 <= hour < 12 else 2 if 12 <= hour < 18 else 3 if 18 <= hour < 22 else 0
+    return PART_OF_DAY[lang][index]
+
+
+def ago(seconds: float, lang: str) -> str:
+    minutes = int(max(0, seconds) // 60)
+    if minutes < 1:
+        return "just now" if lang == "en" else "刚刚"
+    for size, en, zh in ((1440, "day", "天"), (60, "hour", "小时"), (1, "minute", "分钟")):
+        if minutes >= size:
+            n = minutes // size
+            if lang == "zh":
+                return f"{n} {zh}前"
+            return f"{n} {en}{'' if n == 1 else 's'} ago"
+    return ""
+
+
+ACTIONS = {  # command -> (done, trying to ...), en and zh
+    "diary.write": (("I wrote in my diary.", "write in my diary"), ("我写了日记。", "写日记")),
+    "state.update": (("I updated my state.", "update my state"), ("我更新了我的状态。", "更新我的状态")),
+    "note.add": (("I added a note to myself.", "add a note to myself"), ("我给自己记了一条笔记。", "给自己记笔记")),
+    "memory.write": (("I wrote down a memory.", "write down a memory"), ("我记下了一段记忆。", "记下一段记忆")),
+    "reply": (("I replied.", "reply"), ("我回复了。", "回复")),
+}
+_COMMAND = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
+
+
+def narrate_action(payload: dict, lang: str, qmax: int) -> list[str]:
+    command = payload.get("command")
+    command = command if isinstance(command, str) and _COMMAND.fullmatch(command) else None
+    en = lang == "en"
+    known = ACTIONS.get(command or "")
+    if payload.get("ok") is True:
+        result = payload.get("result") if isinstance(payload.get("result"), dict) else {}
+        if command == "memory.write" and isinstance(result.get("path"), str):
+            topic = os.path.basename(result["path"])[:-3] if result["path"].endswith(".md") else ""
+            if TOPIC.fullmatch(topic):
+                return [f"I wrote down a memory about {topic}." if en else f"我记下了关于 {topic} 的记忆。"]
+        if known:
+            sentence = known[0 if en else 1][0]
+        elif command:
+            sentence = f"I did {command}." if en else f"我做了 {command}。"
+        else:
+            sentence = "I did something." if en else "我做了一件事。"
+        out = [sentence]
+        stdout = result.get("stdout")
+        if isinstance(stdout, str) and stdout.strip():
+            out.append(("It answered: " if en else "它回答：") + quote(stdout, lang, qmax) + ("." if en else "。"))
+        return out
+    error = payload.get("error")
+    error = error if isinstance(error, str) and error.strip() else ("no reason given" if en else "没有说原因")
+    if known:
+        what = known[0 if en else 1][1]
+    elif command:
+        what = f"run {command}" if en else f"执行 {command}"
+    else:
+        what = "do something" if en else "做一件事"
+    if en:
+        return [f"Trying to {what} failed: {quote(error, lang, qmax)}."]
+    return [f"我试着{what}，失败了：{quote(error, lang, qmax)}。"]
+
+
+def compose(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[str, dict]:
+    """Her experience of one event (text), and the fields its record carries; DataError if
+    the event is not one she can make sense of."""
+    head, context, extra, _ = parts(home, book, doc, lang, qmax)
+    return join(head + context, lang), extra
+
+
+def join(sentences: list[str], lang: str) -> str:
+    return (" " if lang == "en" else "").join(sentences)
+
+
+def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str], list[str], dict, list[str]]:
+    """The sentences saying what happened (others' words quoted: kept as they are whatever
+    backend narrates), the sentences of what the rules can tell about it (time of day, when
+    she last heard from the speaker, memories, a promise, her state), the record's fields,
+    and the words others said in it (for the echo guard)."""
+    env, payload = doc["envelope"], doc["payload"]
+    kind = env["source_type"]
+    happened = payload.get("happened") if isinstance(payload.get("happened"), str) else env["timestamp"]
+    at = clock.parse(happened, "payload.happened", DataError)
+    en = lang == "en"
+    end = "." if en else "。"
+    extra = {"source_type": kind, "trace_id": env["trace_id"], "happened": clock.iso(at)}
+    sentences: list[str] = []
+    theirs: list[str] = []
+    head = 1
+    if kind == "message":
+        text, speaker = payload.get("text"), payload.get("speaker")
+        if not (isinstance(text, str) and text.strip() and isinstance(speaker, str) and speaker.strip()):
+            raise DataError("a message needs \"text\" and \"speaker\" (non-empty strings)")
+        who = name(speaker, lang)
+        scene = payload.get("scene")
+        where = name(scene, lang) if isinstance(scene, str) and scene.strip() else None
+        said = quote(text, lang, qmax)
+        # a name she may say (a plain word) is hers to use; one that had to be quoted is theirs
+        theirs += [text] + [x for x, shown in ((speaker, who), (scene, where)) if shown and shown[0] in "“「"]
+        if en:
+            sentences.append(f"{who} said in {where}: {said}." if where else f"{who} said: {said}.")
+        else:
+            sentences.append(f"{who} 在{where}里说：{said}。" if where else f"{who} 说：{said}。")
+        key = fold(speaker, NAME_MAX).casefold()
+        extra["speaker"] = key
+        if where:  # where a reply to this message goes (anima externalize)
+            extra["scene"] = fold(scene, NAME_MAX)
+        sentences.append(f"It is {part_of_day(at, lang)}" if en else f"现在是{part_of_day(at, lang)}")
+        before = book.heard.get(key)
+        if before is None or before > at:
+            sentences[-1] += ("; this is the first I have heard from " + who + ".") if en \
+                else f"，这是我第一次听到{who}的消息。"
+        else:
+            sentences[-1] += f"; I last heard from {who} {ago(at - before, lang)}." if en \
+                else f"，上次听到{who}的消息是{ago(at - before, lang)}。"
+        found = relevant(home, fold(speaker, NAME_MAX), text)
+        if found:
+            sentences.append(("I have memories of this: " if en else "我有相关的记忆：") + ", ".join(found) + end)
+            owed = promise(home, found)
+            if owed:
+                sentences.append((f"I remember from {owed[0]}: " if en else f"我在 {owed[0]} 里记得：")
+                                 + quote(owed[1], lang, 200) + end)
+    elif kind == "rhythm":
+        moment = payload.get("at") if isinstance(payload.get("at"), str) else happened
+        hhmm = time.strftime("%H:%M", time.localtime(clock.parse(moment, "payload.at", DataError)))
+        label = payload.get("label") if isinstance(payload.get("label"), str) else payload.get("rule")
+        label = fold(label, NAME_MAX) if isinstance(label, str) and label.strip() else ""
+        label = label.translate(str.maketrans("", "", "‘’'『』#"))
+        if en:
+            sentences.append(f"{label[:1].upper() + label[1:]}: it is {hhmm}." if label else f"It is {hhmm}.")
+        else:
+            sentences.append(f"{label}：现在是 {hhmm}。" if label else f"现在是 {hhmm}。")
+        if isinstance(payload.get("rule"), str):
+            extra["rule"] = payload["rule"]
+    elif kind == "action":
+        sentences.extend(narrate_action(payload, lang, qmax))
+        head = len(sentences)
+        result = payload.get("result") if isinstance(payload.get("result"), dict) else {}
+        theirs += [payload.get("error"), result.get("stdout")]
+    elif kind == "system":
+        text = payload.get("text")
+        theirs.append(text)
+        if isinstance(text, str) and text.strip():
+            sentences.append(("The system tells me: " if en else "系统告诉我：") + quote(text, lang, qmax) + end)
+        else:
+            sentences.append("Something happened in the system." if en else "系统里发生了一件事。")
+    else:
+        raise DataError(f"source_type {kind!r}: not an event internalize narrates")
+    if book.last and book.last.get("by") in ("think", "externalize") and book.last.get("gen") == book.gen:
+        try:
+            since = at - clock.parse(book.last.get("at", ""), "at", DataError)
+        except DataError:
+            since = None
+        if since is not None and 0 <= since <= 600:
+            sentences.append("It breaks into my own thoughts." if en else "这打断了我自己的思绪。")
+    state = state_line(home)
+    if state:
+        state = state.translate(_NEST).replace("#", "")
+        sentences.append(("My state: " if en else "我现在的状态：") + state.rstrip(".。") + end)
+    return sentences[:head], sentences[head:], extra, [t for t in theirs if isinstance(t, str)]
+
+
+# --- with a model ---------------------------------------------------------------------------
+
+EXPERIENCE_MAX = 1000  # characters of her experience a model may add to an entry
+SCHEMA = {"type": "object", "required": ["experience"],
+          "properties": {"experience": {"type": "string", "maxLength": EXPERIENCE_MAX}}}
+NONE = {"en": "(none)", "zh": "（无）"}
+
+
+def knowing(home, topics: list[str], limit: int = 1500) -> str:
+    """The memories named, each cut at `limit` characters, for a prompt."""
+    out = []
+    for topic in topics[:3]:
+        text = (fs.read_text(os.path.join(home.path("self", "memories"), topic + ".md")) or "").strip()
+        if text:
+            out.append(f"[{topic}]\n{text[:limit]}")
+    return "\n\n".join(out)
+
+
+def experience_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.split("\n") if line.strip()]
+
+
+# --- the run ------------------------------------------------------------------------------
+
+class Internalizer:
+    def __init__(self, home, cfg, backend: str | None = None):
+        self.home = home
+        self.cfg = cfg
+        self.lang = cfg["core.lang"]
+        self.qmax = cfg["internalize.quote_max_chars"]
+        self.backend = cfg["llm.backend"] if backend is None else backend
+        self.stream = Stream(home)
+        self.book = Book(self.stream)
+
+    def experience(self, doc: dict) -> str | None:
+        """What a model adds to the entry: her experience of the event, checked (no heading,
+        no decision, no words of others outside quotation); None when the rules narrate.
+        Unavailable, Invalid (after one retry) or DataError (an event that cannot be narrated)."""
+        from anima.infra import llm
+        from anima.stream import echo
+
+        head, context, _, theirs = parts(self.home, self.book, doc, self.lang, self.qmax)
+        words = echo.Words(theirs)
+        payload = doc["payload"]
+        speaker = payload.get("speaker") if isinstance(payload.get("speaker"), str) else None
+        text = payload.get("text") if isinstance(payload.get("text"), str) else ""
+        state = (fs.read_text(self.home.path("self", "state.md")) or "").strip()[:2000]
+        none = NONE[self.lang]
+        variables = {
+            "event": join(head, self.lang), "context": join(context, self.lang) or none, "state": state or none,
+            "memories": knowing(self.home, relevant(self.home, fold(speaker, NAME_MAX) if speaker else None, text))
+            or none,
+            "recent": self.stream.tail(20).strip() or none, "max_chars": str(EXPERIENCE_MAX),
+        }
+
+        def check(answer: dict) -> str | None:
+            lines = experience_lines(answer["experience"])
+            if not lines:
+                return "the experience is empty"
+            for line in answer["experience"].split("\n"):
+                problem = echo.line_problem(line.strip(), words, decisions_allowed=False)
+                if problem:
+                    return problem
+            return None
+
+        answer = llm.ask(self.home, self.cfg, "internalizer", self.lang, variables, SCHEMA, self.backend, check)
+        return None if answer is None else "\n".join(experience_lines(answer["experience"]))
+
+    def key(self, doc: dict) -> str:
+        event = doc["payload"].get("event")
+        return event if isinstance(event, str) and event else doc["envelope"]["id"]
+
+    def one(self, doc: dict) -> str | None:
+        """Narrate one event unless it already was; return the entry appended, or None.
+        DataError when the event cannot be narrated (nothing written)."""
+        key = self.key(doc)
+        lived = None
+        if self.backend != "rules":  # the call takes seconds: never under the lock
+            self.book.refresh()
+            if key in self.book.narrated:
+                return None
+            lived = self.experience(doc)
+        with self.stream.lock():
+            self.book.refresh()
+            if key in self.book.narrated:
+                return None
+            head, context, extra, _ = parts(self.home, self.book, doc, self.lang, self.qmax)
+            text = join(head, self.lang) + "\n" + lived if lived else join(head + context, self.lang)
+            entry = self.book.journaled(key)
+            if entry is not None and self.book.landed(entry):  # a crash after the append
+                self.stream.write_record({"gen": entry["gen"], "lines": entry["lines"], "by": BY, "at": entry["at"],
+                                          "sha256": entry["sha256"], "event": key, **extra})
+                self.book.refresh()
+                return None
+            record = self.stream.append(text, BY, extra={"event": key, **extra}, held=True,
+                                        before=lambda r: self.book.begin(key, r))
+            self.book.refresh()
+        return f"{heading(clock.parse(record['at'], 'at'))}\n\n{clean(text)}\n\n"
+
+    def drain(self, limit: int | None = None, emit=None) -> dict:
+        from anima.infra.llm import Invalid
+
+        queue = queues.Queue(self.home, "message")
+        queue.recover()
+        counts = {"narrated": 0, "skipped": 0, "dead": 0}
+        dead: list = []
+        taken = 0
+        for file, doc in queue.take(f"anima {BY}", dead):
+            try:
+                entry = self.one(doc)
+            except DataError as e:
+                queue.fail(file, file, str(e), f"anima {BY}")
+                counts["dead"] += 1
+            except Invalid as e:
+                queue.fail(file, file, f"{e}; raw answer: {e.raw}", f"anima {BY}")
+                counts["dead"] += 1
+            except AnimaError:
+                # not this event's fault (no model, a bad setting): it waits for the next run
+                os.replace(os.path.join(queue.dir, "cur", file), os.path.join(queue.dir, file))
+                raise
+            else:
+                if entry is None:
+                    counts["skipped"] += 1
+                else:
+                    counts["narrated"] += 1
+                    if emit:
+                        emit(entry)
+                queue.finish(file)
+            taken += 1
+            if limit is not None and taken >= limit:
+                break
+        counts["dead"] += len(dead)
+        return counts

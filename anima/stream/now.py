@@ -1,0 +1,370 @@
+"""Pool A, the self-stream: now.md, its daily archive, state.md, memories/ and diary/.
+
+self/stream/now.md is first-person Markdown and nothing else: a run of entries, each
+
+    ## 2026-11-30 21:05
+
+    The text, in her own words; any number of lines of Markdown.
+
+(a blank line after the heading, one after the text; the time is UTC, like the diary's).
+Nothing machine-readable ever enters it. Which lines are whose lives on the Pool B side, in
+pipeline/stream.jsonl, one JSON line per change of now.md, appended under the same lock:
+
+    {"gen": 3, "lines": [41, 45], "by": "think", "at": "2026-11-30T21:05:07Z", "sha256": "..."}
+    {"gen": 4, "by": "roll", "at": "2026-11-30T22:00:00Z", "moved": 45, "archive": ["2026-11-30"]}
+
+`gen` counts rollovers: each roll starts a new generation of now.md, numbered from line 1,
+so that [first, last] (1-based, inclusive, the heading included) always names the lines of
+one generation, and sha256 is of exactly those lines (the block appended) to tell that they
+are still there unchanged.
+
+Rollover (`anima stream roll`): when now.md holds more than stream.max_lines lines, or its
+first entry is from an earlier UTC hour than now, every entry moves to
+self/stream/archive/DATE.md (appended; DATE the UTC day in the entry's heading, so a stream
+spanning midnight goes to two days; text before the first heading goes with the first
+entry), then the roll is recorded, then now.md is emptied. A crash in between leaves the text
+in both places, never in neither; the roll run again finds the archive already ending with
+what it would append and does not append it twice.
+"""
+
+import json
+import os
+import re
+import time
+
+from anima.infra import clock, fs
+from anima.infra.errors import Busy, NotFound, Refused, UsageError
+
+HEADING = re.compile(r"## (\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2})$")
+# A line of a thought that could pass for structure: any ATX heading (up to three spaces of
+# indent, then '#'). It is escaped with a backslash, which Markdown shows as the '#' it was.
+_HEADING_LIKE = re.compile(r"[ \t]*#")
+# Line breaks other than \n that some readers (str.splitlines) would split on.
+_BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+TOPIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # as memory.write accepts it (anima.pipeline.dispatch)
+_PLAIN_TOPIC = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+
+def memory_topic(speaker: str) -> str:
+    """about_NAME, the memory topic of what a speaker (an internalize speaker key) said to me;
+    characters a topic cannot hold are written uXXXX."""
+    slug = speaker.replace(" ", "_")
+    if not (_PLAIN_TOPIC.fullmatch(slug) and ".." not in slug):
+        slug = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else f"u{ord(ch):04x}" for ch in slug)
+    return "about_" + slug
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_TAIL_BYTES = 8192
+
+
+def sha(text: str | bytes) -> str:
+    """The sha256 (hex, of the UTF-8) that the bookkeeping keeps of a text: an entry, a line, a
+    body; of bytes as they are."""
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
+
+
+class Stream:
+    """The self-stream of one home."""
+
+    def __init__(self, home):
+        self.home = home
+        self.dir = home.path("self", "stream")
+        self.now_path = os.path.join(self.dir, "now.md")
+        self.archive_dir = os.path.join(self.dir, "archive")
+        self.book = home.path("pipeline", "stream.jsonl")
+
+    # --- appending -----------------------------------------------------------------------
+
+    def append(self, text: str, by: str, at: float | None = None, max_chars: int | None = None,
+               extra: dict | None = None, held: bool = False, before=None) -> dict:
+        """Append one entry of `text` (cleaned, see `clean`) and record it as `by`'s; return the
+        record written to the bookkeeping file.
+
+        `extra`: more fields for the record (never replacing gen, lines, by, at, sha256).
+        `held`: the caller already holds `lock()` (to check and append in one locked step).
+        `before(record)`: called under the lock once the record is known, before now.md is
+        written (a write-ahead note of what is about to be appended)."""
+        import contextlib
+
+        body = clean(text, max_chars)
+        at = clock.now() if at is None else at
+        block = f"{heading(at)}\n\n{body}\n\n"
+        with contextlib.nullcontext() if held else self.lock():
+            if os.path.exists(self.home.path("pipeline", "consolidate.pending")):
+                # its change set replaces now.md when it is finished: an entry added now would be lost
+                raise Busy("now.md: an interrupted consolidate is pending; the next `anima tick` finishes it "
+                           "(or run `anima consolidate`)")
+            current = fs.read_text(self.now_path) or ""
+            # a hand edit that left the last line open is closed first: never glue onto it
+            opening = "\n" if current and not current.endswith("\n") else ""
+            first = _count_lines(current) + 1
+            last = first + block.count("\n") - 1
+            record = {**(extra or {}), "gen": self.generation(), "lines": [first, last], "by": by,
+                      "at": clock.iso(at), "sha256": sha(block)}
+            record = {k: record[k] for k in ("gen", "lines", "by", "at", "sha256")} | record
+            if before is not None:
+                before(record)
+            fs.append(self.now_path, opening + block)
+            self.write_record(record)
+        return record
+
+    def lock(self):
+        """The lock every change of now.md and its bookkeeping is made under."""
+        return fs.locked(self.now_path)
+
+    def write_record(self, record: dict) -> None:
+        """Append one record to the bookkeeping file (under `lock()`)."""
+        fs.append(self.book, json.dumps(record, ensure_ascii=False) + "\n")
+
+    def generation(self) -> int:
+        """The generation now.md is in: the `gen` of the last record in the bookkeeping file."""
+        data = _tail(self.book, _TAIL_BYTES)
+        for line in reversed(data.split(b"\n")):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a torn last line (a crash mid-append), or the cut start of the tail
+            if isinstance(record, dict) and isinstance(record.get("gen"), int):
+                return record["gen"]
+        if len(data) == _TAIL_BYTES:  # an unusually long tail: read it all
+            for line in reversed((fs.read_bytes(self.book) or b"").split(b"\n")):
+                try:
+                    return int(json.loads(line)["gen"])
+                except (ValueError, KeyError, TypeError):
+                    continue
+        return 0
+
+    # --- reading -------------------------------------------------------------------------
+
+    def text(self) -> str:
+        return fs.read_text(self.now_path) or ""
+
+    def tail(self, n: int) -> str:
+        """The last `n` lines of now.md, reading only as much of its end as they need (a
+        stream nobody rolled may be large; `anima stream` runs often)."""
+        if n <= 0:
+            return ""
+        try:
+            fd = fs._open_nofollow(self.now_path, os.O_RDONLY)
+        except FileNotFoundError:
+            return ""
+        with os.fdopen(fd, "rb") as f:
+            end = f.seek(0, os.SEEK_END)
+            size = max(_TAIL_BYTES, 160 * n)
+            while True:
+                start = max(0, end - size)
+                f.seek(start)
+                data = f.read(end - start)
+                if start:  # the cut may fall inside a line or a character: start after a \n
+                    cut = data.find(b"\n") + 1
+                    data = data[cut:] if cut else b""
+                lines = fs.decode(data, self.now_path).splitlines(keepends=True)
+                if start == 0 or len(lines) > n:
+                    return "".join(lines[-n:])
+                size *= 4
+
+    # --- rollover ------------------------------------------------------------------------
+
+    def due(self, text: str, max_lines: int, now: float) -> str | None:
+        """Why now.md holding `text` must roll at `now` ("lines" or "hour"), or None."""
+        if not text:
+            return None
+        if _count_lines(text) > max_lines:
+            return "lines"
+        for line in text.split("\n"):
+            started = parse_heading(line)
+            if started is not None:
+                return "hour" if int(started // 3600) < int(now // 3600) else None
+        return None
+
+    def roll(self, max_lines: int, now: float, force: bool = False) -> dict | None:
+        """Move now.md into the archive if it is due (or `force`); return the roll record."""
+        with self.lock():
+            text = self.text()
+            why = ("forced" if text else None) if force else self.due(text, max_lines, now)
+            if why is None:
+                return None
+            days = split_days(text, clock.iso(now)[:10])
+            for day, chunk in days:
+                path = os.path.join(self.archive_dir, day + ".md")
+                if not (fs.read_text(path) or "").endswith(chunk):
+                    fs.append(path, chunk)
+            record = {"gen": self.generation() + 1, "by": "roll", "why": why, "at": clock.iso(now),
+                      "moved": _count_lines(text), "archive": [day for day, _ in days]}
+            fs.append(self.book, json.dumps(record, ensure_ascii=False) + "\n")
+            fs.atomic_write(self.now_path, "")
+        return record
+
+    def archive_path(self, day: str) -> str:
+        return os.path.join(self.archive_dir, day + ".md")
+
+
+def heading(at: float) -> str:
+    return time.strftime("## %Y-%m-%d %H:%M", time.gmtime(at))
+
+
+def parse_heading(line: str) -> float | None:
+    """Seconds since the epoch of an entry heading (UTC), or None if `line` is not one."""
+    import calendar
+
+    m = HEADING.fullmatch(line)
+    if not m:
+        return None
+    try:
+        moment = time.strptime(f"{m[1]} {m[2]}:{m[3]}", "%Y-%m-%d %H:%M")
+    except ValueError:
+        return None
+    return float(calendar.timegm(moment))
+
+
+def clean(text: str, max_chars: int | None = None) -> str:
+    """A thought made safe to append: every kind of line break made \\n, control characters
+    dropped, blank lines at either end and trailing spaces removed, and every line that
+    could pass for a heading escaped with a backslash. Empty or too long is refused."""
+    text = _CONTROL.sub("", _BREAKS.sub("\n", text))
+    lines = [line.rstrip() for line in text.split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    if not lines:
+        raise Refused("empty thought: nothing to append")
+    body = "\n".join("\\" + line.lstrip(" \t") if _HEADING_LIKE.match(line) else line for line in lines)
+    if max_chars is not None and len(body) > max_chars:
+        raise Refused(f"thought too long: {len(body)} characters, over stream.thought_max_chars ({max_chars})")
+    return body
+
+
+def split_days(text: str, fallback: str) -> list[tuple[str, str]]:
+    """`text` cut at entry headings into (UTC day, chunk) runs, in order; text before the first
+    heading goes with the first entry, and `fallback` is the day when there is no heading."""
+    runs: list[list] = []
+    for line in text.splitlines(keepends=True):
+        m = HEADING.fullmatch(line.rstrip("\n"))
+        day = m[1] if m else None
+        if not runs:
+            runs.append([day, line])
+        elif day and runs[-1][0] is None:
+            runs[-1] = [day, runs[-1][1] + line]
+        elif day and day != runs[-1][0]:
+            runs.append([day, line])
+        else:
+            runs[-1][1] += line
+    if runs and not runs[-1][1].endswith("\n"):
+        runs[-1][1] += "\n"
+    return [(day or fallback, chunk) for day, chunk in runs]
+
+
+def _count_lines(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def _tail(path: str, size: int) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return b""
+    with os.fdopen(fd, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - size))
+        return f.read()
+
+
+# --- state, memories, diary ----------------------------------------------------------------
+
+def state_path(home) -> str:
+    return home.path("self", "state.md")
+
+
+def read_state(home) -> str:
+    text = fs.read_text(state_path(home))
+    if text is None:
+        raise NotFound("no state yet: `anima state set TEXT` writes self/state.md")
+    return text
+
+
+def set_state(home, text: str) -> None:
+    body = _CONTROL.sub("", _BREAKS.sub("\n", text)).strip("\n")
+    if not body.strip():
+        raise Refused("empty state: nothing written")
+    fs.atomic_write(state_path(home), body + "\n")
+
+
+def memories_dir(home) -> str:
+    return home.path("self", "memories")
+
+
+def topics(home) -> list[tuple[str, int]]:
+    """(topic, size in bytes) of every self/memories/*.md, by name."""
+    directory = memories_dir(home)
+    try:
+        names = sorted(os.listdir(directory))
+    except FileNotFoundError:
+        return []
+    found = []
+    for name in names:
+        path = os.path.join(directory, name)
+        if name.endswith(".md") and TOPIC.fullmatch(name[:-3]) and os.path.isfile(path) \
+                and not os.path.islink(path):
+            found.append((name[:-3], os.path.getsize(path)))
+    return found
+
+
+def check_topic(topic: str) -> str:
+    if not TOPIC.fullmatch(topic) or ".." in topic:
+        raise Refused(f"{topic!r} is not a memory topic: a plain name (letters, digits, '_', '-', '.'; no '/')")
+    return topic
+
+
+def memory(home, topic: str) -> str:
+    text = fs.read_text(os.path.join(memories_dir(home), check_topic(topic) + ".md"))
+    if text is None:
+        raise NotFound(f"no memory {topic!r}: `anima memories list` shows them")
+    return text
+
+
+def search(home, terms: list[str]) -> list[tuple[str, int, str]]:
+    """(topic, line number, line) of every memory line holding all `terms`, any case."""
+    wanted = [t.casefold() for t in terms if t.strip()]
+    if not wanted:
+        raise UsageError("memories search: give at least one term")
+    hits = []
+    for topic, _ in topics(home):
+        text = fs.read_text(os.path.join(memories_dir(home), topic + ".md")) or ""
+        for number, line in enumerate(text.split("\n"), 1):
+            folded = line.casefold()
+            if line.strip() and all(t in folded for t in wanted):
+                hits.append((topic, number, line))
+    return hits
+
+
+def diary_dir(home) -> str:
+    return home.path("self", "diary")
+
+
+def diary_dates(home) -> list[str]:
+    try:
+        names = os.listdir(diary_dir(home))
+    except FileNotFoundError:
+        return []
+    return sorted(n[:-3] for n in names if n.endswith(".md") and DATE.fullmatch(n[:-3]))
+
+
+def check_date(day: str) -> str:
+    if DATE.fullmatch(day):
+        try:
+            time.strptime(day, "%Y-%m-%d")
+            return day
+        except ValueError:
+            pass
+    raise UsageError(f"{day!r} is not a date: use YYYY-MM-DD")
+
+
+def diary(home, day: str) -> str:
+    text = fs.read_text(os.path.join(diary_dir(home), check_date(day) + ".md"))
+    if text is None:
+        raise NotFound(f"no diary for {day}")
+    return text
+

@@ -1,0 +1,1 @@
+"""Trust: provenance, why, check, doctor, forget."""

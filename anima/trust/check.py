@@ -1,0 +1,183 @@
+"""`anima check`: property checks over the whole home, for cron and CI.
+
+Each check yields findings (check, where, what); none means the home is sound. The checks:
+
+- budget: a block body over self.block_max_chars; a live note over notes.note_max_chars;
+  more live notes than notes.max_entries or more characters than notes.max_chars; a
+  hand-written profile over prompt.budget.profile_handwritten.
+- private: user private data (the detectors `anima note add` refuses with, and its word
+  lists) in a live note or a block.
+- secret: an API key, access token or password anywhere in the self's text files
+  (self/, notes/, facts/, config.toml).
+- contradiction: two approved facts on a tag a person marked single-valued
+  (facts.single_valued_tags).
+- stale: a derivation whose source is gone or changed (anima.trust.provenance).
+- mode: a file not 0600, a directory not 0700, or a symbolic link in the home.
+
+Findings never repeat private data: the detectors' descriptions mask it.
+"""
+
+import os
+import stat
+
+from anima.infra import fs
+
+TEXT_TREES = ("self", "notes", "facts")
+TEXT_SUFFIXES = (".md", ".jsonl", ".json", ".toml")
+SKIP_TREES = ("cache", "index", ".git")
+
+
+class Finding:
+    __slots__ = ("check", "where", "what")
+
+    def __init__(self, check: str, where: str, what: str):
+        self.check, self.where, self.what = check, where, what
+
+    def as_dict(self) -> dict:
+        return {"check": self.check, "where": self.where, "what": self.what}
+
+
+def budgets(home, cfg):
+    from anima.notes import store as notes
+    from anima.self import blocks
+
+    cap = cfg["self.block_max_chars"]
+    for block in blocks.read_all(home.blocks):
+        if block.chars > cap:
+            yield Finding("budget", home.rel(blocks.block_path(home.blocks, block.key)),
+                          f"block body has {block.chars} characters, over self.block_max_chars ({cap})")
+    store = notes.Store(home)
+    live = store.notes()
+    note_cap = cfg["notes.note_max_chars"]
+    for n in live:
+        if len(n.text) > note_cap:
+            yield Finding("budget", f"{home.rel(store.file)}:{n.line}",
+                          f"note {n.id} has {len(n.text)} characters, over notes.note_max_chars ({note_cap})")
+    if len(live) > cfg["notes.max_entries"]:
+        yield Finding("budget", home.rel(store.file),
+                      f"{len(live)} live notes, over notes.max_entries ({cfg['notes.max_entries']})")
+    total = sum(len(n.text) for n in live)
+    if total > cfg["notes.max_chars"]:
+        yield Finding("budget", home.rel(store.file),
+                      f"live notes hold {total} characters, over notes.max_chars ({cfg['notes.max_chars']})")
+    # sections are cut to their budgets by construction (whole items, best first); what can be
+    # over is a source a person wrote whose tail then never reaches the prompt
+    from anima.facts import store as facts
+
+    written = facts.FactStore(home).handwritten()
+    cap = cfg["prompt.budget.profile_handwritten"]
+    if written and len("".join(line.strip() for line in written.split("\n"))) > cap:
+        yield Finding("budget", "facts/profile.md",
+                      f"the hand-written profile is over prompt.budget.profile_handwritten ({cap}): "
+                      "its last lines are never injected")
+
+
+def private_data(home, cfg):
+    from anima.notes import privacy
+    from anima.notes import store as notes
+    from anima.self import blocks
+
+    words = list(privacy.DEFAULT_SENSITIVE_WORDS) if cfg["notes.builtin_sensitive_words"] else []
+    words += list(cfg["notes.sensitive_words"])
+    store = notes.Store(home)
+    for n in store.notes():
+        for f in privacy.scan(n.text, words):
+            yield Finding("private", f"{home.rel(store.file)}:{n.line}", f"note {n.id} holds {privacy.describe(f)}")
+    for block in blocks.read_all(home.blocks):
+        for f in privacy.scan(block.body, words):
+            yield Finding("private", home.rel(blocks.block_path(home.blocks, block.key)),
+                          f"block {block.key} holds {privacy.describe(f)}")
+
+
+def _text_files(home):
+    config = home.config
+    if os.path.isfile(config) and not os.path.islink(config):
+        yield config
+    for tree in TEXT_TREES:
+        for top, dirs, names in os.walk(home.path(tree)):
+            dirs.sort()
+            for name in sorted(names):
+                if name.endswith(TEXT_SUFFIXES) and not name.startswith("."):
+                    yield os.path.join(top, name)
+
+
+def secrets(home, cfg):
+    from anima.notes import privacy
+
+    for path in _text_files(home):
+        try:
+            text = fs.read_text(path) or ""
+        except Exception:  # a symlink or a file that is not UTF-8: the mode check reports links
+            continue
+        for number, line in enumerate(text.split("\n"), 1):
+            if "=" not in line and ":" not in line and len(line) < 20:
+                continue  # a key or password needs an assignment or a long token
+            for f in privacy.scan(line, ()):
+                if f.kind in ("api_key", "password"):
+                    yield Finding("secret", f"{home.rel(path)}:{number}", f"holds {privacy.describe(f)}")
+
+
+def contradictions(home, cfg):
+    from anima.facts import store as facts
+
+    single = set(cfg["facts.single_valued_tags"])
+    if not single:
+        return
+    by_tag: dict = {}
+    for f in facts.FactStore(home).approved():
+        for tag in f.get("tags", []):
+            if tag in single:
+                by_tag.setdefault(tag, []).append(f["id"])
+    for tag, ids in sorted(by_tag.items()):
+        if len(ids) > 1:
+            yield Finding("contradiction", "facts/facts.jsonl",
+                          f"tag {tag!r} holds one value, but {len(ids)} approved facts have it: {', '.join(ids)}")
+
+
+def stale(home, cfg):
+    from anima.trust import provenance
+
+    for p in provenance.verify(home, cfg):
+        yield Finding("stale", p.where, f"{p.kind}: {p.what}")
+
+
+def modes(home, cfg):
+    root = home.root
+    if not os.path.isdir(root):
+        yield Finding("mode", ".", f"{root} does not exist (anima init)")
+        return
+    for top, dirs, names in os.walk(root):
+        rel_top = os.path.relpath(top, root)
+        if rel_top == ".":
+            dirs[:] = [d for d in dirs if d not in SKIP_TREES]
+        for name in sorted(dirs + names):
+            path = os.path.join(top, name)
+            st = os.lstat(path)
+            mode = stat.S_IMODE(st.st_mode)
+            if stat.S_ISLNK(st.st_mode):
+                yield Finding("mode", home.rel(path), "a symbolic link: anima reads and writes only plain files")
+            elif stat.S_ISDIR(st.st_mode) and mode != fs.DIR_MODE:
+                yield Finding("mode", home.rel(path), f"directory mode {mode:04o}, not 0700 (chmod 700)")
+            elif stat.S_ISREG(st.st_mode) and mode != fs.FILE_MODE:
+                yield Finding("mode", home.rel(path), f"file mode {mode:04o}, not 0600 (chmod 600)")
+    mode = stat.S_IMODE(os.stat(root).st_mode)
+    if mode != fs.DIR_MODE:
+        yield Finding("mode", ".", f"the home's mode is {mode:04o}, not 0700 (chmod 700)")
+
+
+CHECKS = {
+    "budget": budgets,
+    "private": private_data,
+    "secret": secrets,
+    "contradiction": contradictions,
+    "stale": stale,
+    "mode": modes,
+}
+
+
+def run(home, cfg, only: list[str] | None = None) -> list[Finding]:
+    found = []
+    for name, check in CHECKS.items():
+        if only is None or name in only:
+            found.extend(check(home, cfg))
+    return found

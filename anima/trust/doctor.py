@@ -1,0 +1,230 @@
+"""`anima doctor`: is this home healthy and wired? One line per check: OK, WARN or FAIL, with
+the fix.
+
+FAIL is what stops anima from working (no home, a config it cannot read, a model endpoint
+it cannot reach when one is configured); WARN is what works but is likely not what a person
+wants (cron not wired, a backlog, dead letters, a stale index, files others can read).
+"""
+
+import json
+import os
+import stat
+
+from anima.infra import clock, fs
+
+OK, WARN, FAIL = "OK", "WARN", "FAIL"
+TICK_LATE_SEC = 5 * 60
+CONSOLIDATE_LATE_SEC = 36 * 3600
+BACKLOG_LATE_SEC = 10 * 60
+REACH_TIMEOUT_SEC = 5
+
+
+class Line:
+    __slots__ = ("status", "check", "detail", "fix")
+
+    def __init__(self, status: str, check: str, detail: str, fix: str = ""):
+        self.status, self.check, self.detail, self.fix = status, check, detail, fix
+
+    def as_dict(self) -> dict:
+        return {"status": self.status, "check": self.check, "detail": self.detail, "fix": self.fix}
+
+
+def ago(seconds: float) -> str:
+    if seconds < 120:
+        return f"{int(seconds)} s ago"
+    if seconds < 7200:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f} h ago"
+    return f"{seconds / 86400:.0f} days ago"
+
+
+def home_lines(home):
+    if not os.path.isdir(home.root):
+        yield Line(FAIL, "home", f"{home.root} does not exist", "anima init")
+        return
+    mode = stat.S_IMODE(os.stat(home.root).st_mode)
+    from anima.trust import check
+
+    loose = list(check.modes(home, None))
+    if loose:
+        yield Line(WARN, "permissions", f"{len(loose)} files or directories others may read or that are links "
+                   f"(first: {loose[0].where}: {loose[0].what})",
+                   f"chmod -R go-rwx {home.root}; `anima check --only mode`")
+    else:
+        yield Line(OK, "permissions", f"{home.root} is {mode:04o}; every file 0600, every directory 0700")
+
+
+def config_lines(home) -> tuple[list[Line], dict | None]:
+    """The config's lines, and the config (None when it cannot be read)."""
+    from anima.infra import config
+    from anima.infra.errors import ConfigError
+    from anima.self import blocks
+
+    try:
+        cfg = config.load(home.config)
+    except ConfigError as e:
+        return [Line(FAIL, "config", str(e), "`anima config set KEY VALUE`, or edit config.toml (anima(5))")], None
+    where = "config.toml" if os.path.exists(home.config) else "defaults (no config.toml)"
+    lines = [Line(OK, "config", f"{where} is valid")]
+    missing = [k for k in blocks.KEYS if not os.path.exists(blocks.block_path(home.blocks, k))]
+    if missing:
+        lines.append(Line(WARN, "blocks", f"missing: {', '.join(missing)}", "anima init"))
+    else:
+        lines.append(Line(OK, "blocks", "all six self blocks are there"))
+    return lines, cfg
+
+
+def index_lines(home, cfg):
+    from anima.recall import index
+
+    if not cfg["index.enabled"]:
+        yield Line(OK, "index", "off: recall scans the transcripts")
+        return
+    try:
+        s = index.status(home, cfg)
+    except Exception as e:  # an unusable index: recall scans, but a person should rebuild it
+        yield Line(WARN, "index", f"on, but {e}", "anima index rebuild")
+        return
+    if not s["exists"]:
+        yield Line(WARN, "index", "on, but there is no index: recall scans", "anima index rebuild")
+    elif s["stale"] or s["missing"]:
+        yield Line(WARN, "index", f"{s['stale']} stale and {s['missing']} unindexed sessions of {s['sessions']}: "
+                   "recall scans those", "anima index update (cron: every 10 minutes, bin/anima-crontab)")
+    else:
+        yield Line(OK, "index", f"{s['indexed']} sessions indexed, {s['hot']} hot, built {s['built']}")
+
+
+def queue_lines(home):
+    from anima.pipeline import metrics
+
+    m = metrics.collect(home)
+    late = [(name, q) for name, q in m["queues"].items()
+            if q["oldest_age_sec"] is not None and q["oldest_age_sec"] > BACKLOG_LATE_SEC]
+    waiting = sum(q["waiting"] for q in m["queues"].values())
+    if late:
+        name, q = late[0]
+        yield Line(WARN, "queues", f"{name}: {q['waiting']} waiting, the oldest {ago(q['oldest_age_sec'])}",
+                   "run the loop: bin/anima-loop (cron), or `anima preprocess`, `anima internalize`, `anima dispatch`")
+    else:
+        yield Line(OK, "queues", f"{waiting} waiting, none older than {BACKLOG_LATE_SEC // 60} min")
+    if m["dead_letters"]:
+        yield Line(WARN, "dead letters", f"{m['dead_letters']} in pipeline/dead_letter/",
+                   "`anima queue ls dead_letter` shows why; `anima queue retry ID` replays one")
+    else:
+        yield Line(OK, "dead letters", "none")
+
+
+def tick_lines(home, now):
+    heartbeat = fs.read_text(home.path("pipeline", "heartbeat", "tick.json"))
+    try:
+        at = clock.parse(json.loads(heartbeat)["at"], "at")
+    except Exception:
+        yield Line(WARN, "tick", "anima tick has never run: the rhythm and the loop are not wired",
+                   "bin/anima-crontab | crontab -")
+        return
+    if now - at > TICK_LATE_SEC:
+        yield Line(WARN, "tick", f"the last tick was {ago(now - at)}: is cron running it every minute?",
+                   "bin/anima-crontab | crontab -")
+    else:
+        yield Line(OK, "tick", f"the last tick was {ago(now - at)}")
+
+
+def last_consolidate(home) -> float | None:
+    """When the last consolidate ran: pipeline/consolidate.cursor, which each run rewrites."""
+    try:
+        return clock.parse(json.loads(fs.read_text(home.path("pipeline", "consolidate.cursor")))["at"], "at")
+    except Exception:  # none yet, or unreadable: consolidate reads it again from the start
+        return None
+
+
+def consolidate_lines(home, now):
+    if os.path.exists(home.path("pipeline", "consolidate.pending")):
+        yield Line(WARN, "consolidate", "a killed consolidate's change set is pending: nothing is added to now.md "
+                   "(think, internalize, externalize exit 75) until it is finished", "anima consolidate")
+        return
+    at = last_consolidate(home)
+    lived = os.path.getsize(home.path("pipeline", "stream.jsonl")) if os.path.exists(
+        home.path("pipeline", "stream.jsonl")) else 0
+    if at is None:
+        if lived:
+            yield Line(WARN, "consolidate", "the stream was never consolidated: no memories or autobiography yet",
+                       "anima consolidate (cron: nightly, bin/anima-crontab)")
+        else:
+            yield Line(OK, "consolidate", "nothing lived yet to consolidate")
+    elif now - at > CONSOLIDATE_LATE_SEC:
+        yield Line(WARN, "consolidate", f"the last consolidate was {ago(now - at)}: is cron running it nightly?",
+                   "bin/anima-crontab | crontab -")
+    else:
+        yield Line(OK, "consolidate", f"the last consolidate was {ago(now - at)}")
+
+
+def reach_openai(base: str, key: str | None) -> str | None:
+    """Why GET BASE/models fails, or None when the endpoint answers."""
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(base.rstrip("/") + "/models")
+    if key:
+        request.add_header("Authorization", f"Bearer {key}")
+    try:
+        with urllib.request.urlopen(request, timeout=REACH_TIMEOUT_SEC) as response:
+            response.read(1)
+    except urllib.error.HTTPError as e:
+        return f"HTTP {e.code} from {base}" + (": the API key is refused" if e.code in (401, 403) else "")
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        return f"{base}: {getattr(e, 'reason', e)}"
+    return None
+
+
+def model_lines(home, cfg, now, environ):
+    import shlex
+    import shutil
+
+    backend = cfg["llm.backend"]
+    if backend == "rules":
+        yield Line(OK, "model", "rules: offline templates, no model to reach")
+        return
+    if backend.startswith("cmd:"):
+        argv = shlex.split(backend[4:])
+        found = shutil.which(argv[0]) if argv else None
+        if found:
+            yield Line(OK, "model", f"cmd: {argv[0]} is {found}")
+        else:
+            yield Line(FAIL, "model", f"cmd: {argv[0] if argv else '(empty)'} is not an executable on PATH",
+                       "install it, or `anima config set llm.backend rules`")
+    else:
+        base = environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        problem = reach_openai(base, environ.get("OPENAI_API_KEY"))
+        if problem:
+            yield Line(FAIL, "model", f"openai: {problem}",
+                       "set OPENAI_BASE_URL and OPENAI_API_KEY, or `anima config set llm.backend rules`")
+        else:
+            yield Line(OK, "model", f"openai: {base} answers (model {cfg['llm.model']})")
+    from anima.infra import llm
+
+    cap = cfg["llm.max_calls_per_hour"]
+    used = llm.calls_since(home, now - 3600)
+    if cap == 0:
+        yield Line(WARN, "budget", "llm.max_calls_per_hour is 0: the rules backend does all the work",
+                   "anima config set llm.max_calls_per_hour 60")
+    elif used >= cap:
+        yield Line(WARN, "budget", f"spent: {used} of {cap} calls this hour; the rules backend has taken over",
+                   "wait for the hour to pass, or raise llm.max_calls_per_hour")
+    else:
+        yield Line(OK, "budget", f"{cap - used} of {cap} model calls left this hour")
+
+
+def run(home, now: float | None = None, environ=os.environ) -> list[Line]:
+    now = clock.now() if now is None else now
+    lines = list(home_lines(home))
+    if lines and lines[0].status == FAIL:
+        return lines
+    more, cfg = config_lines(home)
+    lines.extend(more)
+    if cfg is None:
+        return lines
+    for more in (index_lines(home, cfg), queue_lines(home), tick_lines(home, now),
+                 consolidate_lines(home, now), model_lines(home, cfg, now, environ)):
+        lines.extend(more)
+    return lines
