@@ -35,8 +35,9 @@ def cli(home, cwd, lang, stats, sections):
     files, config and flags, byte for byte, and is cached until one of them changes.
     """
     from anima.host import prompt
+    from anima.infra import clock
 
-    result = prompt.build(home, cwd or os.getcwd(), lang, _sections(sections))
+    result = prompt.build(home, cwd or os.getcwd(), lang, _sections(sections), clock.now())
     for message in result.warnings:
         warn(message)
     out(result.text)

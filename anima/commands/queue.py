@@ -21,13 +21,12 @@ class QueueName(click.ParamType):
     def convert(self, value, param, ctx):
         if value in NAMES:
             return value
-        from anima.infra import config
+        from anima.infra import config, topology
         from anima.infra.home import Home, default_root
-        from anima.pipeline import route
 
         home = ctx.find_root().obj if ctx and isinstance(ctx.find_root().obj, Home) else Home(default_root())
         try:
-            routed = route.queue_names(config.load(home.config)["routes.rules"])
+            routed = topology.queue_names(config.load(home.config)["routes.rules"])
         except Exception:  # a broken config is for `anima config` to report
             routed = []
         if value in routed:

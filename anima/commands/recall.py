@@ -6,19 +6,6 @@ from anima.commands._io import out, out_json, warn
 from anima.infra.errors import UsageError
 
 
-def parse_since(value: str | None) -> float | None:
-    from anima.infra import clock
-
-    if value is None:
-        return None
-    from anima.infra.errors import UsageError
-
-    try:
-        return clock.parse(value if "T" in value else value + "T00:00:00+00:00", "--since")
-    except UsageError:
-        raise UsageError(f"--since: not a date (YYYY-MM-DD) or an RFC 3339 time: {value!r}") from None
-
-
 @click.command()
 @click.argument("terms", nargs=-1)
 @click.option("--limit", type=click.IntRange(1), help="Results per query.  [default: recall.limit, 10]")
@@ -54,7 +41,7 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, batch, in_facts):
         queries = [recall.Query(list(terms))]
         if not queries[0].raw:
             raise UsageError("give at least one search term (letters, digits or CJK characters)")
-    filters = recall.Filters(parse_since(since), who)
+    filters = recall.Filters(recall.parse_since(since), who)
     if in_facts:
         return _search_facts(home, queries[0], limit or cfg["recall.limit"], as_json)
 

@@ -33,6 +33,7 @@ def call(home, name):
     to the model) and exits N: 2 for an unknown tool or bad arguments, 77 for a refusal.
     """
     from anima.host import tools
+    from anima.infra import clock
     from anima.infra.errors import AnimaError, DataError
 
     try:
@@ -41,7 +42,7 @@ def call(home, name):
             args = json.loads(raw) if raw.strip() else {}
         except ValueError as e:
             raise DataError(f"call {name}: the arguments are not valid JSON ({e})") from None
-        result = tools.call(home, name, args, lambda m: warn(f"warning: {m}"))
+        result = tools.call(home, name, args, clock.now(), lambda m: warn(f"warning: {m}"))
     except AnimaError as e:
         out_json(tools.error(e))
         warn(str(e))

@@ -15,6 +15,7 @@ import os
 import re
 
 from anima.infra import clock, fs
+from anima.infra.digest import sha
 from anima.infra.errors import DataError, NotFound, Refused, UsageError
 
 STATUSES = ("candidate", "approved", "retired")
@@ -30,12 +31,6 @@ def fact_id(session: str, line: int, quote: str) -> str:
 
     key = "\0".join((session, str(line), normalise(quote)))
     return f"f{zlib.crc32(key.encode('utf-8')):08x}"
-
-
-def turn_hash(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def check_tags(tags) -> list[str]:
@@ -122,7 +117,7 @@ class FactStore:
                 facts.append({
                     "id": fid, "text": quote, "status": "candidate", "tags": r.tags, "importance": r.importance,
                     "source": {"session": r.session, "line": r.line, "who": turn.who, "said": clock.iso(turn.ts),
-                               "sha256": turn_hash(turn.text)},
+                               "sha256": sha(turn.text)},
                     "history": [{"status": "candidate", "at": at}],
                 })
             if any(new for _, new in result):
@@ -253,48 +248,7 @@ def search(approved: list[dict], query) -> tuple[list[dict], bool]:
     return [f for f, found in hits if any(found)], True
 
 
-# --- the prompt's three sections ---------------------------------------------------------
-
-def _facts(ctx) -> tuple[FactStore, list[dict]]:
-    store = FactStore(ctx.home)
-    return store, store.load(ctx.read(store.file) or "")
-
-
-def profile_items(ctx):
-    """The profile section: a person's hand-written profile, else the newest fact per tag."""
-    from anima.host.prompt import Item
-
-    if not ctx.cfg["facts.profile"]:
-        return None
-    store, facts = _facts(ctx)
-    written = store.handwritten(ctx.read(store.profile_path) or "")
-    if written:
-        lines = [line.strip() for line in written.split("\n") if line.strip()]
-        return [Item(f"profile:{i}", line) for i, line in enumerate(lines)], \
-            ctx.cfg["prompt.budget.profile_handwritten"]
-    return [Item(f["id"], f"{tag}: {f['text']}") for tag, f, _ in store.profile(facts)]
-
-
-def conclusion_items(ctx):
-    """Approved facts, newest first, less those the profile already printed."""
-    from anima.host.prompt import Item
-
-    store, facts = _facts(ctx)
-    return [Item(f["id"], f["text"]) for f in store.approved(facts) if f["id"] not in ctx.shown]
-
-
 def habit_text(habit: dict, newest: dict | None) -> str | None:
     """How a habit reads: the words a person gave it, else its tag's newest approved fact
     (so a retired fact never lingers in a habit); None when neither exists."""
     return habit.get("text") or (newest["text"] if newest else None)
-
-
-def habit_items(ctx):
-    from anima.host.prompt import Item
-
-    store, facts = _facts(ctx)
-    habits = store.habits(ctx.read(store.habits_path))
-    newest = store.newest_by_tag(facts)
-    ordered = sorted(habits.items(), key=lambda kv: (kv[1].get("promoted", ""), kv[0]), reverse=True)
-    items = [(tag, habit_text(h, newest.get(tag))) for tag, h in ordered]
-    return [Item(f"habit:{tag}", text) for tag, text in items if text]

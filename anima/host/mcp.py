@@ -12,7 +12,7 @@ import os
 import traceback
 
 from anima.host import tools
-from anima.infra import fs
+from anima.infra import clock, fs
 from anima.infra.errors import SOFTWARE, AnimaError
 from anima.self import blocks
 
@@ -132,7 +132,7 @@ def handlers(home, cwd, warn) -> dict:
         from anima.host import prompt
 
         try:
-            result = prompt.build(home, cwd, None, None)
+            result = prompt.build(home, cwd, None, None, clock.now())  # each request reads the clock once
         except AnimaError as e:
             raise MCPError(types.INTERNAL_ERROR, str(e)) from None
         for message in result.warnings:
@@ -153,7 +153,7 @@ def handlers(home, cwd, warn) -> dict:
     async def call_tool(ctx, params):
         fs.CHANGED.clear()  # what this call writes is what git.autocommit commits for it
         try:
-            result = tools.call(home, params.name, params.arguments or {}, lambda m: warn(f"warning: {m}"))
+            result = tools.call(home, params.name, params.arguments or {}, clock.now(), lambda m: warn(f"warning: {m}"))
             if os.path.exists(os.path.join(home.root, ".git")):
                 from anima.infra import git as autocommit
 

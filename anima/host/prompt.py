@@ -11,6 +11,7 @@ import os
 
 from anima.infra import clock, fs
 from anima.infra.config import SECTION_NAMES
+from anima.infra.digest import sha
 
 BUDGETED = ("notes", "profile", "conclusions", "habits")
 
@@ -115,8 +116,8 @@ def render(sections: list[Section], lang: str) -> str:
 class Context:
     """What the sections are built from."""
 
-    def __init__(self, home, cfg, cwd: str, lang: str, inputs: list | None = None):
-        self.home, self.cfg, self.cwd, self.lang = home, cfg, cwd, lang
+    def __init__(self, home, cfg, cwd: str, lang: str, now: float, inputs: list | None = None):
+        self.home, self.cfg, self.cwd, self.lang, self.now = home, cfg, cwd, lang, now
         self.inputs = inputs if inputs is not None else []  # every file read: the cache depends on them
         self.shown: set = set()  # ids of the items printed so far, so that no section repeats another
         self.sources: dict = {}  # section -> {what: sha256} of the files it printed, for log/injections.jsonl
@@ -135,7 +136,7 @@ def self_section(ctx: Context) -> Section | None:
         text = ctx.read(path)
         if text is not None:
             found.append(blocks.parse(text, key, path))
-            ctx.sources.setdefault("self", {})[key] = _sha(text)
+            ctx.sources.setdefault("self", {})[key] = sha(text)
     if not found:
         return None
     body = "\n\n".join(f"### {b.title}\n\n{b.body}" for b in found)
@@ -153,7 +154,7 @@ def project_section(ctx: Context) -> Section | None:
             rest = len(f.read()) if len(data) > limit * 4 else 0
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
         return None
-    ctx.sources["project"] = {path: _sha(data)}  # of what was read: the whole file, or the prefix a cut shows
+    ctx.sources["project"] = {path: sha(data)}  # of what was read: the whole file, or the prefix a cut shows
     text = data.decode("utf-8", errors="replace").strip("\n").rstrip()
     if not text.strip():
         return None
@@ -167,34 +168,75 @@ def project_section(ctx: Context) -> Section | None:
     return Section("project", text, len(text), limit, {"file": name, "dir": ctx.cwd}, after)
 
 
-# Budgeted sections get their items from the store that owns them ("module:function", imported
-# only when the section is assembled); a store with nothing to offer yields no items and its
-# section is left out, and one that returns None is switched off (no section, no stats).
-ITEM_SOURCES = {
-    "notes": "anima.notes.store:prompt_items",
-    "profile": "anima.facts.store:profile_items",
-    "conclusions": "anima.facts.store:conclusion_items",
-    "habits": "anima.facts.store:habit_items",
-}
-# What to call with the ids a section printed, on every call, cached or not.
-INJECTION_RECORDERS = {
-    "notes": "anima.notes.store:record_injections",
-}
+# The budgeted sections' items, best first, from the store that owns them (imported only when
+# the section is assembled): a list, or (items, the section's own limit), or None when the
+# section is switched off (no section, no stats); no items leave the section out.
+
+def note_items(ctx: Context):
+    from anima.notes.store import Store
+
+    if not ctx.cfg["notes.inject"]:
+        return None
+    store = Store(ctx.home)
+    notes_text = ctx.read(store.file) or ""
+    meta_text = ctx.read(store.meta_path)
+    order = store.prompt_order(notes_text, meta_text, ctx.cfg["notes.half_life_days"], ctx.now)
+    return [Item(n.id, n.text) for n in order]
 
 
-def _resolve(spec):
-    if callable(spec):
-        return spec
-    import importlib
+def _facts(ctx: Context):
+    from anima.facts.store import FactStore
 
-    module, name = spec.split(":")
-    return getattr(importlib.import_module(module), name)
+    store = FactStore(ctx.home)
+    return store, store.load(ctx.read(store.file) or "")
+
+
+def profile_items(ctx: Context):
+    """A person's hand-written profile, else the newest approved fact per tag."""
+    if not ctx.cfg["facts.profile"]:
+        return None
+    store, facts = _facts(ctx)
+    written = store.handwritten(ctx.read(store.profile_path) or "")
+    if written:
+        lines = [line.strip() for line in written.split("\n") if line.strip()]
+        return [Item(f"profile:{i}", line) for i, line in enumerate(lines)], \
+            ctx.cfg["prompt.budget.profile_handwritten"]
+    return [Item(f["id"], f"{tag}: {f['text']}") for tag, f, _ in store.profile(facts)]
+
+
+def conclusion_items(ctx: Context):
+    """Approved facts, newest first, less those the profile already printed."""
+    store, facts = _facts(ctx)
+    return [Item(f["id"], f["text"]) for f in store.approved(facts) if f["id"] not in ctx.shown]
+
+
+def habit_items(ctx: Context):
+    from anima.facts.store import habit_text
+
+    store, facts = _facts(ctx)
+    habits = store.habits(ctx.read(store.habits_path))
+    newest = store.newest_by_tag(facts)
+    ordered = sorted(habits.items(), key=lambda kv: (kv[1].get("promoted", ""), kv[0]), reverse=True)
+    items = [(tag, habit_text(h, newest.get(tag))) for tag, h in ordered]
+    return [Item(f"habit:{tag}", text) for tag, text in items if text]
+
+
+ITEM_SOURCES = {"notes": note_items, "profile": profile_items, "conclusions": conclusion_items,
+                "habits": habit_items}
+
+
+def record_injections(home, injected: dict, now: float) -> None:
+    """Count an injection for every note printed (on every call, cached or not)."""
+    if injected.get("notes"):
+        from anima.notes.store import Store
+
+        Store(home).record_injections(injected["notes"], now)
 
 
 def budgeted_section(ctx: Context, name: str, remaining: int) -> Section | None:
     """A source gives its items best first, or (items, its own limit), or None for "off"."""
     source = ITEM_SOURCES.get(name)
-    items = _resolve(source)(ctx) if source else []
+    items = source(ctx) if source else []
     if items is None:
         return None
     own = ctx.cfg[f"prompt.budget.{name}"]
@@ -214,25 +256,19 @@ class Prompt:
         self.record = record or {}  # what log/injections.jsonl says of it (without the time)
 
 
-def _sha(data: str | bytes) -> str:
-    from anima.stream.now import sha  # imported only when a prompt is assembled, never from the cache
-
-    return sha(data)
-
-
 def injection_record(sections: list[Section], text: str, sources: dict, cwd: str) -> dict:
     """What a prompt told the agent, as hashes and ids only (never text): the whole text's
     sha256, and per section its size, its body's sha256, the items (notes, facts) it printed
     and the files it printed whole (blocks, the project file) with their sha256."""
     parts = []
     for s in sections:
-        part = {"name": s.name, "chars": s.used, "sha256": _sha(s.body)}
+        part = {"name": s.name, "chars": s.used, "sha256": sha(s.body)}
         if s.items:
             part["items"] = s.items
         if s.name in sources:
             part["files"] = sources[s.name]
         parts.append(part)
-    return {"sha256": _sha(text), "chars": len(text), "cwd": cwd, "sections": parts}
+    return {"sha256": sha(text), "chars": len(text), "cwd": cwd, "sections": parts}
 
 
 def assemble(ctx: Context, names: list[str]) -> Prompt:
@@ -338,8 +374,9 @@ def _prune(directory: str) -> None:
             pass
 
 
-def build(home, cwd: str, lang: str | None, names: list[str] | None, environ=os.environ) -> Prompt:
-    """The prompt for these inputs: from the cache when nothing changed, else assembled."""
+def build(home, cwd: str, lang: str | None, names: list[str] | None, now: float, environ=os.environ) -> Prompt:
+    """The prompt for these inputs at `now`: from the cache when nothing changed, else
+    assembled; the notes it printed count an injection, and the call is logged."""
     from anima.infra import config
 
     cwd = os.path.abspath(cwd)
@@ -349,17 +386,15 @@ def build(home, cwd: str, lang: str | None, names: list[str] | None, environ=os.
     if prompt is None:
         started = clock.files_now_ns()
         cfg = config.load(home.config, environ)
-        ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], inputs=[home.config])
+        ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], now, inputs=[home.config])
         prompt = assemble(ctx, names if names is not None else cfg["prompt.sections"])
         store(path, key, prompt, ctx.inputs, started)
-    for section, ids in prompt.injected.items():
-        if section in INJECTION_RECORDERS:
-            _resolve(INJECTION_RECORDERS[section])(home, ids)
-    log_injection(home, prompt)
+    record_injections(home, prompt.injected, now)
+    log_injection(home, prompt, now)
     return prompt
 
 
-def log_injection(home, prompt: Prompt) -> None:
+def log_injection(home, prompt: Prompt, now: float) -> None:
     """One line of log/injections.jsonl per call: when, and what was injected (anima why)."""
-    line = json.dumps({"at": clock.iso(clock.now()), **prompt.record}, ensure_ascii=False) + "\n"
+    line = json.dumps({"at": clock.iso(now), **prompt.record}, ensure_ascii=False) + "\n"
     fs.append(home.path("log", "injections.jsonl"), line, durable=False)  # every turn: no fsync

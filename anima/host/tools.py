@@ -75,8 +75,8 @@ def check_args(name: str, args) -> dict:
     return args
 
 
-def call(home, name: str, args: dict, warn) -> dict:
-    """Run a tool with checked arguments; its result as a JSON-ready dict."""
+def call(home, name: str, args: dict, now: float, warn) -> dict:
+    """Run a tool with checked arguments at `now`; its result as a JSON-ready dict."""
     from anima.infra import clock, config
 
     args = check_args(name, args)
@@ -84,16 +84,15 @@ def call(home, name: str, args: dict, warn) -> dict:
     if name == "self_note":
         from anima.notes.store import Store
 
-        nid, archived = Store(home).add(args["text"], cfg, clock.now())
+        nid, archived = Store(home).add(args["text"], cfg, now)
         return {"id": nid, "archived": [n.id for n in archived]}
     if name == "memory_recall":
-        from anima.commands.recall import parse_since
         from anima.recall import search as recall
 
         q = recall.Query(args["terms"])
         if not q.raw:
             raise UsageError("memory_recall: give at least one search term")
-        filters = recall.Filters(parse_since(args.get("since")), args.get("who"))
+        filters = recall.Filters(recall.parse_since(args.get("since"), "memory_recall: since"), args.get("who"))
         limit = args.get("limit", cfg["recall.limit"])
         if limit < 1:
             raise UsageError("memory_recall: 'limit' must be at least 1")
@@ -109,7 +108,7 @@ def call(home, name: str, args: dict, warn) -> dict:
             raise UsageError("memory_stage: 'importance' must be 0 to 3")
         request = Request(args["session"], args["line"], args["quote"], check_tags(args.get("tags", [])), importance)
         store = FactStore(home)
-        [(fid, new)] = store.stage([request], lambda s, n: transcripts.find_turn(home, cfg, s, n, warn), clock.now())
+        [(fid, new)] = store.stage([request], lambda s, n: transcripts.find_turn(home, cfg, s, n, warn), now)
         status = next(f["status"] for f in store.load() if f["id"] == fid)
         return {"id": fid, "new": new, "status": status}
     from anima.self import blocks
@@ -120,7 +119,7 @@ def call(home, name: str, args: dict, warn) -> dict:
                            for b in found if b is not None]}
     try:
         rev = blocks.write(home.blocks, args["key"], args["body"], force=False,
-                           max_chars=cfg["self.block_max_chars"], lang=cfg["core.lang"])
+                           max_chars=cfg["self.block_max_chars"], lang=cfg["core.lang"], updated=clock.iso(now))
     except blocks.Unchanged:
         return {"key": args["key"], "changed": False}
     return {"key": args["key"], "changed": True, "previous_revision": rev}

@@ -46,9 +46,9 @@ class Setting:
             if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
                 raise ConfigError(f"{key}: must be a list of non-empty strings, not {_show(value)}")
         elif self.kind == "routes":
-            from anima.pipeline.route import check_topology
+            from anima.infra.topology import check
 
-            check_topology(value, key)
+            check(value, key)
         elif self.kind == "commands":
             if not isinstance(value, dict):
                 raise ConfigError(f"{key}: must be a table of command = [argv, ...], not {_show(value)}")
@@ -106,14 +106,30 @@ def _show(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _cron_problem(value: str) -> str | None:
-    if value == "off":
-        return None
-    from anima.pipeline import rhythm
+DEFAULT_RULES = {"hourly": "0 * * * *", "morning": "0 8 * * *", "evening": "0 22 * * *", "midnight": "0 2 * * *"}
 
-    if value in rhythm.DEFAULT_RULES.values():
+
+def _cron_problem(value: str) -> str | None:
+    if value == "off" or value in DEFAULT_RULES.values():
         return None  # known good: no need to load the cron library to read a default file
-    return rhythm.cron_problem(value)
+    return cron_problem(value)
+
+
+def cron_problem(expr: str) -> str | None:
+    """Why `expr` is not a rhythm rule's cron expression (5 fields, valid, occurring), or None."""
+    if len(expr.split()) != 5:
+        return "needs 5 fields (minute hour day-of-month month day-of-week)"
+    from datetime import datetime
+
+    from croniter import CroniterBadDateError, croniter
+
+    if not croniter.is_valid(expr):
+        return "is not a valid cron expression"
+    try:
+        croniter(expr, datetime(2000, 1, 1), max_years_between_matches=8).get_next(datetime)
+    except CroniterBadDateError:
+        return "never occurs"
+    return None
 
 
 SETTINGS: dict[str, Setting] = {
@@ -219,10 +235,10 @@ SETTINGS: dict[str, Setting] = {
     "rhythm.catch_up": Setting(
         120, "Minutes a rule's scheduled time may lie in the past and still fire (after downtime, "
         "only the latest missed time of each rule fires, once).", "int", 0, 100000),
-    "rhythm.rules.hourly": Setting("0 * * * *", "Every hour, on the hour.", "cron"),
-    "rhythm.rules.morning": Setting("0 8 * * *", "08:00.", "cron"),
-    "rhythm.rules.evening": Setting("0 22 * * *", "22:00.", "cron"),
-    "rhythm.rules.midnight": Setting("0 2 * * *", "02:00, deep in the night.", "cron"),
+    "rhythm.rules.hourly": Setting(DEFAULT_RULES["hourly"], "Every hour, on the hour.", "cron"),
+    "rhythm.rules.morning": Setting(DEFAULT_RULES["morning"], "08:00.", "cron"),
+    "rhythm.rules.evening": Setting(DEFAULT_RULES["evening"], "22:00.", "cron"),
+    "rhythm.rules.midnight": Setting(DEFAULT_RULES["midnight"], "02:00, deep in the night.", "cron"),
 }
 
 # Tables whose keys are names a person chooses; every key in one takes this setting's type.

@@ -26,6 +26,17 @@ LAYOUT = (
     "pipeline/dead_letter",
 )
 
+# Pool B's queues: name -> (directory under pipeline/, file name prefix)
+QUEUES = {
+    "pending": ("inbox/pending", "event"),
+    "system": ("inbox/system", "trigger"),
+    "message": ("message_queue", "msg"),
+    "action": ("action_queue", "act"),
+    "rhythm": ("rhythm/triggers", "trigger"),
+}
+# pipeline/ directories that are anima's own and no queue of a route's
+RESERVED = frozenset({"dead_letter", "heartbeat", "inbox", "message_queue", "action_queue"})
+
 GITIGNORE = """\
 # Derived files: rebuildable, never the truth (anima(5)).
 cache/

@@ -38,6 +38,7 @@ import shlex
 import time
 
 from anima.infra import clock, fs
+from anima.infra.digest import sha
 from anima.infra.errors import UNAVAILABLE, AnimaError, ConfigError, UsageError
 
 TASKS = ("internalizer", "externalizer", "consolidator")
@@ -261,11 +262,9 @@ def _again(lang: str, problem: str) -> str:
 
 
 def _entry(task, backend, model, messages) -> dict:
-    import hashlib
-
     sent = "\n\n".join(m["content"] for m in messages)
     return {"at": clock.iso(clock.now()), "task": task, "backend": backend, "model": model,
-            "prompt_sha256": hashlib.sha256(sent.encode("utf-8")).hexdigest(),
+            "prompt_sha256": sha(sent),
             "tokens_in": None, "tokens_out": None, "latency_ms": None}
 
 

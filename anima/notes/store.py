@@ -19,6 +19,7 @@ import os
 import re
 
 from anima.infra import clock, fs
+from anima.infra.digest import sha
 from anima.infra.errors import DataError, NotFound, Refused
 
 HOUR = 3600
@@ -236,12 +237,10 @@ class Store:
 
     def prompt_order(self, notes_text: str, meta_text: str | None, half_life: int, now: float) -> list[Note]:
         """The notes in injection order, frozen while notes.md and meta.json stay as they are."""
-        import hashlib
-
         notes = parse_notes(notes_text)
         if not notes:
             return []
-        key = hashlib.sha256(f"{half_life}\0{notes_text}\0{meta_text or ''}".encode()).hexdigest()
+        key = sha(f"{half_life}\0{notes_text}\0{meta_text or ''}")
         usage = self.usage()
         frozen = usage.get("ranking") or {}
         by_id = {n.id: n for n in notes}
@@ -301,20 +300,3 @@ def check_note(text: str, cfg) -> str:
         raise Refused(f"refusing a note that holds {privacy.describe(findings[0])}: "
                       "a note is about me, not the user's private data")
     return text
-
-
-def prompt_items(ctx):
-    """Items for the self-notes section of `anima prompt`, or None when injection is off."""
-    from anima.host.prompt import Item
-
-    if not ctx.cfg["notes.inject"]:
-        return None
-    store = Store(ctx.home)
-    notes_text = ctx.read(store.file) or ""
-    meta_text = ctx.read(store.meta_path)
-    order = store.prompt_order(notes_text, meta_text, ctx.cfg["notes.half_life_days"], clock.now())
-    return [Item(n.id, n.text) for n in order]
-
-
-def record_injections(home, ids: list[str]) -> None:
-    Store(home).record_injections(ids, clock.now())

@@ -23,16 +23,10 @@ import time
 
 from anima.infra import clock, fs
 from anima.infra.errors import DataError
+from anima.infra.home import QUEUES
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,199}")
 SOURCE_TYPES = ("message", "system", "rhythm", "reflection", "action")
-QUEUES = {  # name -> (directory under pipeline/, file name prefix)
-    "pending": ("inbox/pending", "event"),
-    "system": ("inbox/system", "trigger"),
-    "message": ("message_queue", "msg"),
-    "action": ("action_queue", "act"),
-    "rhythm": ("rhythm/triggers", "trigger"),
-}
 DEAD = "dead_letter"
 CLAIM_TIMEOUT_SEC = 300  # a claim older than this belongs to a consumer that died
 

@@ -28,7 +28,6 @@ from anima.infra import clock, fs
 from anima.infra.errors import DataError, Refused
 from anima.pipeline import queues
 
-DEFAULT_RULES = {"hourly": "0 * * * *", "morning": "0 8 * * *", "evening": "0 22 * * *", "midnight": "0 2 * * *"}
 LABELS = {  # what a rule's trigger says, in core.lang; a rule of another name is labelled by its name
     "hourly": {"zh": "整点", "en": "the hour strikes"},
     "morning": {"zh": "早晨", "en": "morning"},
@@ -39,23 +38,6 @@ RULES_TABLE = "rhythm.rules"
 OFF = "off"
 NODE = "tick"
 SWEPT = ("pending", "system", "message", "action", "rhythm")
-
-
-def cron_problem(expr: str) -> str | None:
-    """Why `expr` is not a rule's cron expression, or None when it is one."""
-    if len(expr.split()) != 5:
-        return "needs 5 fields (minute hour day-of-month month day-of-week)"
-    from datetime import datetime
-
-    from croniter import CroniterBadDateError, croniter
-
-    if not croniter.is_valid(expr):
-        return "is not a valid cron expression"
-    try:
-        croniter(expr, datetime(2000, 1, 1), max_years_between_matches=8).get_next(datetime)
-    except CroniterBadDateError:
-        return "never occurs"
-    return None
 
 
 def rules(values: dict) -> dict[str, str]:

@@ -156,6 +156,19 @@ class Stats:
         return self.tokens / self.turns if self.turns else 1.0
 
 
+def parse_since(value: str | None, what: str = "--since") -> float | None:
+    """The time a --since (a date, YYYY-MM-DD, or an RFC 3339 time) names; None for none."""
+    if value is None:
+        return None
+    from anima.infra import clock
+    from anima.infra.errors import UsageError
+
+    try:
+        return clock.parse(value if "T" in value else value + "T00:00:00+00:00", what)
+    except UsageError:
+        raise UsageError(f"{what}: not a date (YYYY-MM-DD) or an RFC 3339 time: {value!r}") from None
+
+
 class Filters:
     def __init__(self, since: float | None = None, who: str | None = None):
         self.since, self.who = since, who

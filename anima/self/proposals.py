@@ -25,9 +25,9 @@ import os
 import re
 
 from anima.infra import clock, fs
+from anima.infra.digest import sha
 from anima.infra.errors import NotFound, Refused
 from anima.self import autobiography, blocks
-from anima.stream.now import sha
 
 KEY = "personality_baseline"
 ID = re.compile(r"p[0-9a-f]{8}")

@@ -28,9 +28,10 @@ import os
 import re
 
 from anima.infra import clock, fs
+from anima.infra.digest import sha
 from anima.infra.errors import DataError
 from anima.self import autobiography, blocks, proposals
-from anima.stream.now import HEADING, TOPIC, Stream, clean, heading, memory_topic, sha, split_days
+from anima.stream.now import HEADING, TOPIC, Stream, clean, heading, memory_topic, split_days
 from anima.trust import provenance
 
 BY = "consolidate"
@@ -208,11 +209,11 @@ class Consolidator:
 
     def _sources(self, items: list[dict]) -> list[dict]:
         """The archive lines of `items` with the sha256 of their text, for the provenance record."""
-        return [{"path": f, "lines": [a, b], "sha256": provenance.sha(provenance.source_text(self.texts[f], a, b))}
+        return [{"path": f, "lines": [a, b], "sha256": sha(provenance.source_text(self.texts[f], a, b))}
                 for f, a, b in ranges(items)]
 
     def _record(self, rel: str, where: dict, text: str, items: list[dict]) -> None:
-        self.derived.append({"path": rel, **where, "sha256": provenance.sha(text), "sources": self._sources(items),
+        self.derived.append({"path": rel, **where, "sha256": sha(text), "sources": self._sources(items),
                              "by": BY, "at": clock.iso(self.now)})
 
     # memories ------------------------------------------------------------------------------

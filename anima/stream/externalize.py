@@ -48,9 +48,10 @@ import os
 import re
 
 from anima.infra import clock, fs
+from anima.infra.digest import sha
 from anima.pipeline import queues
 from anima.stream.internalize import NAME_MAX, fold
-from anima.stream.now import Stream, sha
+from anima.stream.now import Stream
 
 BY = "anima externalize"
 READ_RECORDS = 40  # a reflection reads at most the last 40 entries since the last one

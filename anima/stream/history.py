@@ -35,13 +35,12 @@ the next: a day whose whole chunk is already in its archive file is not appended
 """
 
 import errno
-import hashlib
 import json
 import os
 import stat
 import time
 
-from anima.infra import clock, fs
+from anima.infra import clock, digest, fs
 from anima.infra.errors import DataError, UsageError
 from anima.stream.internalize import name, quote
 from anima.stream.now import Stream, clean, heading
@@ -191,7 +190,7 @@ class Importer:
         """Import `path`; return what was done: {"sha256", "state", "days", "entries",
         "skipped"}, state "done", "already" or "dry-run". Bad input raises before any write."""
         data, mtime = read(path)
-        sha = hashlib.sha256(data).hexdigest()
+        sha = digest.sha(data)
         turns = messages(data, path)
         date(turns, mtime)
         chunks, entries = plan(turns, speaker, self.lang, self.qmax)

@@ -37,9 +37,10 @@ import re
 import time
 
 from anima.infra import clock, fs
+from anima.infra.digest import sha
 from anima.infra.errors import AnimaError, DataError
 from anima.pipeline import queues
-from anima.stream.now import TOPIC, Stream, clean, heading, parse_heading, sha
+from anima.stream.now import TOPIC, Stream, clean, heading, parse_heading
 
 BY = "internalize"
 NAME_MAX = 40

@@ -33,6 +33,7 @@ import re
 import time
 
 from anima.infra import clock, fs
+from anima.infra.digest import sha
 from anima.infra.errors import Busy, NotFound, Refused, UsageError
 
 HEADING = re.compile(r"## (\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2})$")
@@ -55,14 +56,6 @@ def memory_topic(speaker: str) -> str:
     return "about_" + slug
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TAIL_BYTES = 8192
-
-
-def sha(text: str | bytes) -> str:
-    """The sha256 (hex, of the UTF-8) that the bookkeeping keeps of a text: an entry, a line, a
-    body; of bytes as they are."""
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
 
 
 class Stream:

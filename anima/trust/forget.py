@@ -35,6 +35,7 @@ import os
 import shutil
 
 from anima.infra import clock, fs
+from anima.infra.digest import sha
 from anima.infra.errors import Busy, NotFound, UsageError
 
 
@@ -275,9 +276,9 @@ def finish(home, ops: list[dict], warn) -> None:
             lines = (text or "").splitlines(keepends=True)
             n = op["line"]
             now = lines[n - 1] if 0 < n <= len(lines) else None
-            if now is not None and kind == "line" and provenance.sha(now) == op["sha256"]:
+            if now is not None and kind == "line" and sha(now) == op["sha256"]:
                 lines[n - 1] = op["data"]
-            elif now is not None and kind == "drop" and provenance.sha(now.rstrip("\n")) == op["sha256"]:
+            elif now is not None and kind == "drop" and sha(now.rstrip("\n")) == op["sha256"]:
                 del lines[n - 1]
             else:
                 if kind == "line" and (now is None or not provenance.is_tombstone(now)):
@@ -288,7 +289,7 @@ def finish(home, ops: list[dict], warn) -> None:
             old = fs.read_text(path)
             if old == op["data"]:
                 continue
-            if (None if old is None else provenance.sha(old)) != op["sha256"]:
+            if (None if old is None else sha(old)) != op["sha256"]:
                 warn(f"warning: {op['path']} changed since it was read; left as it is")
                 continue
             fs.atomic_write(path, op["data"])
@@ -344,12 +345,11 @@ class _StreamForget:
 
     def located(self, record: dict):
         """(file, start, end) of the entry a bookkeeping record names, found by its sha256."""
-        from anima.trust import provenance
 
         day = str(record.get("at", ""))[:10]
         for rel in ("self/stream/now.md", f"self/stream/archive/{day}.md"):
             for s, e in self.blocks(rel):
-                if provenance.sha("".join(self.lines(rel)[s:e])) == record.get("sha256"):
+                if sha("".join(self.lines(rel)[s:e])) == record.get("sha256"):
                     yield rel, s, e
 
     def targets(self) -> tuple[set, set]:
@@ -376,9 +376,9 @@ class _StreamForget:
             block = next(((s, e) for s, e in self.blocks(rel) if s <= n - 1 < e), None)
             if provenance.is_tombstone(text) or block is None:
                 continue
-            sha = provenance.sha("".join(self.lines(rel)[block[0]:block[1]]))
+            entry_sha = sha("".join(self.lines(rel)[block[0]:block[1]]))
             related = []
-            for r in (r for r in self.book if r.get("sha256") == sha and isinstance(r.get("lines"), list)):
+            for r in (r for r in self.book if r.get("sha256") == entry_sha and isinstance(r.get("lines"), list)):
                 if isinstance(r.get("event"), str) and r.get("by") == "internalize":
                     events.add(r["event"])
                 if r.get("by") == "consolidate":
@@ -425,7 +425,7 @@ class _StreamForget:
             for s, e in self.blocks(rel):
                 old, new = "".join(self.lines(rel)[s:e]), "".join(lines[s:e])
                 if old != new:
-                    hashes[provenance.sha(old)] = provenance.sha(new)
+                    hashes[sha(old)] = sha(new)
 
         # what was derived from it
         records = provenance.load_derived(self.home)
@@ -447,7 +447,7 @@ class _StreamForget:
                 if meta.get("forgotten"):  # by a forget that was killed before its records were written
                     for r in kept:
                         if str(r.get("entry")) == eid:
-                            r["sha256"], r["forgotten"] = provenance.sha(body), meta["forgotten"]
+                            r["sha256"], r["forgotten"] = sha(body), meta["forgotten"]
         entries = {k: v for k, v in entries.items() if v is not None}
 
         for path, gone in sorted(gone_lines.items()):
@@ -455,7 +455,7 @@ class _StreamForget:
             for i in sorted(gone):
                 plan.add("memory line", f"{path}:{i + 1}")
             for i in sorted(gone, reverse=True):  # from the bottom: each drop leaves the lines above in place
-                ops.append({"op": "drop", "path": path, "line": i + 1, "sha256": provenance.sha(old[i].rstrip("\n"))})
+                ops.append({"op": "drop", "path": path, "line": i + 1, "sha256": sha(old[i].rstrip("\n"))})
             for r in kept:  # the lines after a removed one move up
                 if r.get("path") == path and "line" in r:
                     at = self._memory_line(r)
@@ -473,7 +473,7 @@ class _StreamForget:
             ops.append(self._write(rel, data))
             for r in kept:
                 if str(r.get("entry")) == eid:
-                    r["sha256"] = provenance.sha(autobiography.parse(data, path)[1])
+                    r["sha256"] = sha(autobiography.parse(data, path)[1])
                     r["forgotten"] = self.today
         if written:
             self._summary(plan, written, [(str(m.get("date", ""))[:10], str(m.get("summary") or "").strip())
@@ -486,7 +486,7 @@ class _StreamForget:
 
         for rel, n in sorted(targets):
             plan.add("stream line", f"{rel}:{n} (a tombstone line in its place)")
-            ops.append({"op": "line", "path": rel, "line": n, "sha256": provenance.sha(self.lines(rel)[n - 1]),
+            ops.append({"op": "line", "path": rel, "line": n, "sha256": sha(self.lines(rel)[n - 1]),
                         "data": new_texts[rel][n - 1]})
 
         pairs = sorted(hashes.items())
@@ -499,7 +499,7 @@ class _StreamForget:
         for r in kept:  # its sources' hashes, where they cover a forgotten line, are of the new text
             for s in r.get("sources") or []:
                 if cites([s]) and s.get("path") in new_texts:
-                    s["sha256"] = provenance.sha(provenance.source_text(new_texts[s["path"]], *s["lines"]))
+                    s["sha256"] = sha(provenance.source_text(new_texts[s["path"]], *s["lines"]))
         text = provenance.render_derived(kept)
         if text != provenance.render_derived(records):
             rel = self.home.rel(provenance.derived_path(self.home))
@@ -511,10 +511,9 @@ class _StreamForget:
         return plan
 
     def _write(self, rel: str, data: str) -> dict:
-        from anima.trust import provenance
 
         old = fs.read_text(os.path.join(self.home.root, rel))
-        return {"op": "write", "path": rel, "sha256": None if old is None else provenance.sha(old), "data": data}
+        return {"op": "write", "path": rel, "sha256": None if old is None else sha(old), "data": data}
 
     def _summary(self, plan: Plan, written: dict, told: list[tuple[str, str]]) -> None:
         from anima.self import autobiography, blocks
@@ -559,16 +558,15 @@ class _StreamForget:
 
     def _memory_line(self, r: dict) -> int | None:
         """The 0-based line a memory record names, found by its hash (a hand may have moved it)."""
-        from anima.trust import provenance
 
         if not self.home.holds(os.path.join(self.home.root, r["path"])):
             return None  # a record naming a file outside the home (edited by hand): anima writes only under it
         lines = self.lines(r["path"])
         line = r.get("line")
-        if isinstance(line, int) and 1 <= line <= len(lines) and provenance.sha(lines[line - 1].rstrip("\n")) == \
+        if isinstance(line, int) and 1 <= line <= len(lines) and sha(lines[line - 1].rstrip("\n")) == \
                 r.get("sha256"):
             return line - 1
-        return next((i for i, x in enumerate(lines) if provenance.sha(x.rstrip("\n")) == r.get("sha256")), None)
+        return next((i for i, x in enumerate(lines) if sha(x.rstrip("\n")) == r.get("sha256")), None)
 
     def _event_files(self, events: set) -> list[str]:
         """The queue files (and their .reason) of the events the forgotten entries were."""

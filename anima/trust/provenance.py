@@ -32,7 +32,7 @@ import re
 
 from anima.facts import store as facts_mod
 from anima.infra import fs
-from anima.stream.now import sha
+from anima.infra.digest import sha
 
 DERIVED = ("pipeline", "derived.jsonl")
 # A forgotten stream line, as anima forget writes it (en and zh); it holds no content.
@@ -95,7 +95,7 @@ def fact_problems(home, cfg, warn=lambda message: None) -> list[Problem]:
         turn = turns.get((src.get("session"), src.get("line")))
         if turn is None:
             problems.append(Problem("orphan", where, f"its turn {source} is in no transcript", source))
-        elif facts_mod.turn_hash(turn.text) != src.get("sha256"):
+        elif sha(turn.text) != src.get("sha256"):
             if facts_mod.normalise(f.get("text", "")) not in facts_mod.normalise(turn.text):
                 problems.append(Problem("stale", where, f"the quote no longer occurs in its turn {source}", source))
             else:

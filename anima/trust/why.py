@@ -14,7 +14,7 @@ import os
 import re
 
 from anima.infra import fs
-from anima.stream.now import sha as sha256
+from anima.infra.digest import sha as sha256
 
 LOG = ("log", "injections.jsonl")
 
