@@ -165,9 +165,9 @@ def state(ctx):
 @click.pass_obj
 def state_show(home):
     """Print self/state.md; exit 1 when there is none yet."""
-    from anima.stream import now as pool_a
+    from anima.self import state as state_md
 
-    out(pool_a.read_state(home))
+    out(state_md.read(home))
 
 
 @state.command("set")
@@ -175,9 +175,9 @@ def state_show(home):
 @click.pass_obj
 def state_set(home, text):
     """Replace self/state.md with TEXT (`-` or none: stdin, at most 64 KiB); empty is exit 77."""
-    from anima.stream import now as pool_a
+    from anima.self import state as state_md
 
-    pool_a.set_state(home, text_or_stdin(text, "state set", INPUT_LIMIT))
+    state_md.write(home, text_or_stdin(text, "state set", INPUT_LIMIT))
 
 
 @click.group(invoke_without_command=True)
@@ -192,9 +192,9 @@ def memories(ctx):
 @click.pass_obj
 def memories_list(home):
     """Print each topic and its size in bytes, tab-separated, by name."""
-    from anima.stream import now as pool_a
+    from anima.self import memories as kept
 
-    _quiet_pipe(lambda: out("".join(f"{topic}\t{size}\n" for topic, size in pool_a.topics(home))))
+    _quiet_pipe(lambda: out("".join(f"{topic}\t{size}\n" for topic, size in kept.topics(home))))
 
 
 @memories.command("show")
@@ -202,9 +202,9 @@ def memories_list(home):
 @click.pass_obj
 def memories_show(home, topic):
     """Print one memory. TOPIC is a plain name (no '/': a path is exit 77); missing is exit 1."""
-    from anima.stream import now as pool_a
+    from anima.self import memories as kept
 
-    text = pool_a.memory(home, topic)
+    text = kept.read(home, topic)
     _quiet_pipe(lambda: out(text))
 
 
@@ -214,9 +214,9 @@ def memories_show(home, topic):
 def memories_search(home, terms):
     """Print the memory lines holding every TERM (any case; Chinese matches anywhere) as
     TOPIC<TAB>LINE<TAB>text; exit 1 when none does."""
-    from anima.stream import now as pool_a
+    from anima.self import memories as kept
 
-    hits = pool_a.search(home, list(terms))
+    hits = kept.search(home, list(terms))
     if not hits:
         sys.exit(1)  # like grep: nothing matched, nothing said
     _quiet_pipe(lambda: out("".join(f"{topic}\t{number}\t{line}\n" for topic, number, line in hits)))
@@ -232,12 +232,12 @@ def diary(home, date, listing):
     No diary that day is exit 1; DATE not a date is exit 2.
     """
     from anima.infra import clock
-    from anima.stream import now as pool_a
+    from anima.self import diary as days
 
     if listing:
         if date is not None:
             raise click.UsageError("give a DATE or --list, not both")
-        _quiet_pipe(lambda: out("".join(day + "\n" for day in pool_a.diary_dates(home))))
+        _quiet_pipe(lambda: out("".join(day + "\n" for day in days.dates(home))))
         return
-    text = pool_a.diary(home, date or clock.iso(clock.now())[:10])
+    text = days.read(home, date or clock.iso(clock.now())[:10])
     _quiet_pipe(lambda: out(text))

@@ -31,7 +31,8 @@ from anima.infra import clock, fs
 from anima.infra.digest import sha
 from anima.infra.errors import DataError
 from anima.self import autobiography, blocks, proposals
-from anima.stream.now import HEADING, TOPIC, Stream, clean, heading, memory_topic, split_days
+from anima.self.memories import TOPIC, topic_of
+from anima.stream.now import HEADING, Stream, clean, heading, split_days
 from anima.trust import provenance
 
 BY = "consolidate"
@@ -235,7 +236,7 @@ class Consolidator:
             # a scene is others' words too: quoted, as the stream names it, unless one plain word
             where = f" ({name(scene, self.lang)})" if isinstance(scene, str) and scene else ""
             line = f"- {happened[:10]} {happened[11:16]}{where} {words}\n"
-            topic = memory_topic(i["speaker"])
+            topic = topic_of(i["speaker"])
             adds.setdefault(topic, []).append(line)
             came.setdefault(topic, []).append([i])
             names.setdefault(topic, speaker_name(i["body"]) or name(i["speaker"], self.lang))
@@ -277,8 +278,8 @@ class Consolidator:
         if backend == "rules":
             return None
         from anima.infra import llm
+        from anima.self.memories import topics
         from anima.stream import echo
-        from anima.stream.now import topics
 
         stream = "".join(f"{heading(clock.parse(i['at'], 'at'))}\n\n{i['body']}\n\n" for i in items)[-STREAM_MAX:]
         summary = blocks.read(self.home.blocks, "autobiography_summary")

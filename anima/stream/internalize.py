@@ -40,7 +40,9 @@ from anima.infra import clock, fs
 from anima.infra.digest import sha
 from anima.infra.errors import AnimaError, DataError
 from anima.pipeline import queues
-from anima.stream.now import TOPIC, Stream, clean, heading, parse_heading
+from anima.self import memories
+from anima.self.memories import TOPIC
+from anima.stream.now import Stream, clean, heading, parse_heading
 
 BY = "internalize"
 NAME_MAX = 40
@@ -162,12 +164,10 @@ def state_line(home) -> str | None:
 
 def relevant(home, speaker: str | None, text: str) -> list[str]:
     """Memory topics relevant to an event: about the speaker (by name), or named by a word."""
-    from anima.stream.now import memory_topic, topics
-
-    names = [t for t, _ in topics(home)]
+    names = [t for t, _ in memories.topics(home)]
     found = []
     who = speaker.casefold() if speaker else None
-    own = memory_topic(who) if who else None  # consolidate's file for this speaker (u5c0f... for 小)
+    own = memories.topic_of(who) if who else None  # consolidate's file for this speaker (u5c0f... for 小)
     words = {w.casefold() for w in _WORD.findall(text)}
     for topic in names:
         folded = topic.casefold()

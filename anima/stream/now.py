@@ -1,4 +1,4 @@
-"""Pool A, the self-stream: now.md, its daily archive, state.md, memories/ and diary/.
+"""Pool A, the self-stream: now.md, its bookkeeping (pipeline/stream.jsonl) and its daily archive.
 
 self/stream/now.md is first-person Markdown and nothing else: a run of entries, each
 
@@ -34,27 +34,13 @@ import time
 
 from anima.infra import clock, fs
 from anima.infra.digest import sha
-from anima.infra.errors import Busy, NotFound, Refused, UsageError
+from anima.infra.errors import Busy, Refused
+from anima.infra.text import text_lines
 
 HEADING = re.compile(r"## (\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2})$")
 # A line of a thought that could pass for structure: any ATX heading (up to three spaces of
 # indent, then '#'). It is escaped with a backslash, which Markdown shows as the '#' it was.
 _HEADING_LIKE = re.compile(r"[ \t]*#")
-# Line breaks other than \n that some readers (str.splitlines) would split on.
-_BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-TOPIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # as memory.write accepts it (anima.pipeline.dispatch)
-_PLAIN_TOPIC = re.compile(r"[a-z0-9][a-z0-9._-]*")
-
-
-def memory_topic(speaker: str) -> str:
-    """about_NAME, the memory topic of what a speaker (an internalize speaker key) said to me;
-    characters a topic cannot hold are written uXXXX."""
-    slug = speaker.replace(" ", "_")
-    if not (_PLAIN_TOPIC.fullmatch(slug) and ".." not in slug):
-        slug = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else f"u{ord(ch):04x}" for ch in slug)
-    return "about_" + slug
-DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TAIL_BYTES = 8192
 
 
@@ -216,8 +202,7 @@ def clean(text: str, max_chars: int | None = None) -> str:
     """A thought made safe to append: every kind of line break made \\n, control characters
     dropped, blank lines at either end and trailing spaces removed, and every line that
     could pass for a heading escaped with a backslash. Empty or too long is refused."""
-    text = _CONTROL.sub("", _BREAKS.sub("\n", text))
-    lines = [line.rstrip() for line in text.split("\n")]
+    lines = [line.rstrip() for line in text_lines(text).split("\n")]
     while lines and not lines[0]:
         lines.pop(0)
     while lines and not lines[-1]:
@@ -263,101 +248,3 @@ def _tail(path: str, size: int) -> bytes:
         f.seek(0, os.SEEK_END)
         f.seek(max(0, f.tell() - size))
         return f.read()
-
-
-# --- state, memories, diary ----------------------------------------------------------------
-
-def state_path(home) -> str:
-    return home.path("self", "state.md")
-
-
-def read_state(home) -> str:
-    text = fs.read_text(state_path(home))
-    if text is None:
-        raise NotFound("no state yet: `anima state set TEXT` writes self/state.md")
-    return text
-
-
-def set_state(home, text: str) -> None:
-    body = _CONTROL.sub("", _BREAKS.sub("\n", text)).strip("\n")
-    if not body.strip():
-        raise Refused("empty state: nothing written")
-    fs.atomic_write(state_path(home), body + "\n")
-
-
-def memories_dir(home) -> str:
-    return home.path("self", "memories")
-
-
-def topics(home) -> list[tuple[str, int]]:
-    """(topic, size in bytes) of every self/memories/*.md, by name."""
-    directory = memories_dir(home)
-    try:
-        names = sorted(os.listdir(directory))
-    except FileNotFoundError:
-        return []
-    found = []
-    for name in names:
-        path = os.path.join(directory, name)
-        if name.endswith(".md") and TOPIC.fullmatch(name[:-3]) and os.path.isfile(path) \
-                and not os.path.islink(path):
-            found.append((name[:-3], os.path.getsize(path)))
-    return found
-
-
-def check_topic(topic: str) -> str:
-    if not TOPIC.fullmatch(topic) or ".." in topic:
-        raise Refused(f"{topic!r} is not a memory topic: a plain name (letters, digits, '_', '-', '.'; no '/')")
-    return topic
-
-
-def memory(home, topic: str) -> str:
-    text = fs.read_text(os.path.join(memories_dir(home), check_topic(topic) + ".md"))
-    if text is None:
-        raise NotFound(f"no memory {topic!r}: `anima memories list` shows them")
-    return text
-
-
-def search(home, terms: list[str]) -> list[tuple[str, int, str]]:
-    """(topic, line number, line) of every memory line holding all `terms`, any case."""
-    wanted = [t.casefold() for t in terms if t.strip()]
-    if not wanted:
-        raise UsageError("memories search: give at least one term")
-    hits = []
-    for topic, _ in topics(home):
-        text = fs.read_text(os.path.join(memories_dir(home), topic + ".md")) or ""
-        for number, line in enumerate(text.split("\n"), 1):
-            folded = line.casefold()
-            if line.strip() and all(t in folded for t in wanted):
-                hits.append((topic, number, line))
-    return hits
-
-
-def diary_dir(home) -> str:
-    return home.path("self", "diary")
-
-
-def diary_dates(home) -> list[str]:
-    try:
-        names = os.listdir(diary_dir(home))
-    except FileNotFoundError:
-        return []
-    return sorted(n[:-3] for n in names if n.endswith(".md") and DATE.fullmatch(n[:-3]))
-
-
-def check_date(day: str) -> str:
-    if DATE.fullmatch(day):
-        try:
-            time.strptime(day, "%Y-%m-%d")
-            return day
-        except ValueError:
-            pass
-    raise UsageError(f"{day!r} is not a date: use YYYY-MM-DD")
-
-
-def diary(home, day: str) -> str:
-    text = fs.read_text(os.path.join(diary_dir(home), check_date(day) + ".md"))
-    if text is None:
-        raise NotFound(f"no diary for {day}")
-    return text
-

@@ -1,0 +1,13 @@
+"""Text as anima stores it in Markdown: one kind of line break, no control characters."""
+
+import re
+
+# Line breaks other than \n that some readers (str.splitlines) would split on.
+_BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def text_lines(text: str) -> str:
+    """`text` with every kind of line break made \\n and every other control character dropped
+    (a tab stays)."""
+    return _CONTROL.sub("", _BREAKS.sub("\n", text))
