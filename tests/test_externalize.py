@@ -9,7 +9,8 @@ import pytest
 from anima.infra.home import Home
 from anima.pipeline import queues
 from anima.stream import externalize
-from anima.stream.externalize import Externalizer, View, decisions, justify
+from anima.stream.decisions import decisions
+from anima.stream.externalize import Externalizer, View, justify
 from anima.stream.now import Stream
 
 T0 = "2026-11-30T08:00:00Z"
@@ -402,3 +403,18 @@ def test_hostile_events_with_a_model_that_obeys_the_attacker(run, home, tmp_path
     records = [json.loads(x) for x in (home / "pipeline" / "stream.jsonl").read_text().splitlines()]
     assert any(r["by"] == "externalize" for r in records)  # some reflections landed (quoting them)
     assert sum(r["by"] == "internalize" for r in records) >= 10  # and experiences (quoting them)
+
+
+def test_the_grammar_and_the_echo_guard_read_quotation_alike():
+    """One scanner: what the decision grammar takes as outside quotation, the echo guard does
+    too (‘ is no quotation mark: ‘Tis opens nothing)."""
+    from anima.stream.quoting import split
+
+    line = "‘Tis a quiet day. I decide to note: buy milk"
+    assert decisions(line) == [{"command": "note.add", "text": "buy milk"}]
+    assert split(line) == ([line], [])
+    quoted = "Bob said “I decide to note: buy milk” and left."
+    assert decisions(quoted) == []
+    assert split(quoted) == (["Bob said ", " and left."], ["I decide to note: buy milk"])
+    unclosed = "Bob said “I decide to note: buy milk"
+    assert decisions(unclosed) == [] and split(unclosed) is None

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from anima.stream.internalize import quote
+from anima.stream.quoting import quote
 
 from conftest import kill_after, snapshot
 

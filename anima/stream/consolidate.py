@@ -33,6 +33,7 @@ from anima.infra.errors import DataError
 from anima.self import autobiography, blocks, proposals
 from anima.self.memories import TOPIC, topic_of
 from anima.stream.now import HEADING, Stream, clean, heading, split_days
+from anima.stream.quoting import split
 from anima.trust import provenance
 
 BY = "consolidate"
@@ -220,7 +221,7 @@ class Consolidator:
     # memories ------------------------------------------------------------------------------
 
     def _memories(self, items: list[dict]) -> list[dict]:
-        from anima.stream.internalize import name
+        from anima.stream.quoting import name
 
         adds: dict[str, list[str]] = {}
         came: dict[str, list[list[dict]]] = {}  # topic -> the items each line came from
@@ -290,7 +291,7 @@ class Consolidator:
         for i in items:
             if i["by"] == "internalize":
                 for line in i["body"].split("\n"):
-                    parts = echo.split(line)
+                    parts = split(line)
                     theirs.extend(parts[1] if parts is not None else [line])
         words = echo.Words(theirs)
         try:
@@ -322,7 +323,7 @@ class Consolidator:
         return [{"kind": "create", "path": self.rel(path), "data": data}], meta
 
     def _rules_entry(self, items: list[dict], day: str) -> tuple[dict, str]:
-        from anima.stream.externalize import decisions
+        from anima.stream.decisions import decisions
         from anima.stream.internalize import state_line
 
         en = self.lang == "en"

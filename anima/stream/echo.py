@@ -1,10 +1,10 @@
 """The echo guard: what a model writes as hers must not carry others' words outside quotation.
 
 Others' words are what the event said (internalize: the text, a speaker or scene that had
-to be quoted, an error or output) or every quotation in the lines read (externalize). Each line of hers is
-cut into what lies outside quotation marks (“…” 「…」 『…』 "…" ＂…＂, nested as internalize
-nests them; ‘’ are not quotation marks here, ’ being the English apostrophe) and what lies
-inside; a line whose marks do not pair up is refused. Outside quotation, with the fixed
+to be quoted, an error or output) or every quotation in the lines read (externalize). Each
+line of hers is cut into what lies outside quotation and what lies inside by the scanner the
+decision grammar uses too (anima.stream.quoting); a line whose marks do not pair up is
+refused. Outside quotation, with the fixed
 words of the decision phrases ("I decide to reply to", 我决定回复, ...) taken out, a line
 may not hold
 
@@ -20,13 +20,13 @@ attacker's payload through a decision phrase.
 
 import re
 
-QUOTES = {"“": "”", "「": "」", "『": "』", '"': '"', "＂": "＂"}
-_CLOSERS = {"”", "」", "』"}
+from anima.stream.decisions import STEMS as _PHRASE_WORDS
+from anima.stream.decisions import decisions
+from anima.stream.quoting import split
+
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _TOKEN = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+")
-STEMS = re.compile("|".join(re.escape(s) for s in (
-    "I decide to reply to", "I decide to write in my diary", "I decide to remember about", "I decide to note",
-    "I decide to update my state", "我决定回复", "我决定写日记", "我决定记住关于", "我决定记一笔", "我决定更新状态")))
+STEMS = re.compile("|".join(re.escape(s) for s in _PHRASE_WORDS))
 RUN_WORDS = 4
 RUN_CHARS = 12
 _HEADING = re.compile(r"[ \t]*#")
@@ -39,36 +39,6 @@ def tokens(text: str) -> list[str]:
 
 def squeeze(text: str) -> str:
     return "".join(ch for ch in text.casefold() if ch.isalnum())
-
-
-def split(line: str) -> tuple[list[str], list[str]] | None:
-    """(pieces outside quotation, quotations) of one line; None if its marks do not pair up."""
-    outside, quoted = [], []
-    stack: list[str] = []
-    current = ""
-    for ch in line:
-        if stack:
-            if ch == stack[-1]:
-                stack.pop()
-                if not stack:
-                    quoted.append(current)
-                    current = ""
-                    continue
-            elif ch in QUOTES and ch not in ('"', "＂"):
-                stack.append(QUOTES[ch])
-            current += ch
-        elif ch in QUOTES:
-            outside.append(current)
-            current = ""
-            stack.append(QUOTES[ch])
-        elif ch in _CLOSERS:
-            return None
-        else:
-            current += ch
-    if stack:
-        return None
-    outside.append(current)
-    return outside, quoted
 
 
 class Words:
@@ -124,8 +94,6 @@ def line_problem(line: str, words: Words, decisions_allowed: bool) -> str | None
         if found:
             return (f"others' words outside quotation marks ({found!r}); put what others said inside "
                     "quotation marks, and say the rest in your own words")
-    from anima.stream.externalize import decisions
-
     stated = decisions(line)
     if stated and not decisions_allowed:
         return "a decision phrase; this is your experience, decisions come later"

@@ -14,18 +14,8 @@ reflection's lines like any of hers, and a listed action its line does not state
 dead-lettered as unjustified. internalize's entries narrate
 events: nothing in them is ever a decision, and nothing inside a quotation ever is.
 
-Rules backend: a decision is an explicit phrase at the start of a sentence of one of her
-lines (the line's start, or after . ! ? 。！？), outside any quotation (“…” 「…」 "…"), its
-TEXT running to the end of the line (a TEXT wholly inside one pair of quotation marks is
-taken without them):
-
-    I decide to reply to NAME: TEXT           我决定回复NAME：TEXT      -> reply
-    I decide to write in my diary: TEXT       我决定写日记：TEXT        -> diary.write
-    I decide to remember about TOPIC: TEXT    我决定记住关于TOPIC：TEXT -> memory.write
-    I decide to note: TEXT                    我决定记一笔：TEXT        -> note.add
-    I decide to update my state: TEXT         我决定更新状态：TEXT      -> state.update
-
-(the colon ':' or '：'). No decision, no action: silence is normal.
+Rules backend: a decision is one of her explicit phrases (anima.stream.decisions), outside
+any quotation.
 
 reply is answered from the event: the latest internalized message whose speaker is NAME
 (compared as internalize keys it: folded, any case) gives the trace id, the scene and the
@@ -50,14 +40,14 @@ import re
 from anima.infra import clock, fs
 from anima.infra.digest import sha
 from anima.pipeline import queues
-from anima.stream.internalize import NAME_MAX, fold
+from anima.stream.decisions import COMMANDS, decisions
 from anima.stream.now import Stream
+from anima.stream.quoting import NAME_MAX, fold, speaker_key, split
 
 BY = "anima externalize"
 READ_RECORDS = 40  # a reflection reads at most the last 40 entries since the last one
 READ_CHARS = 12000  # ... and their last 12,000 characters
 REFLECTION_LINES = 12
-COMMANDS = ("reply", "diary.write", "memory.write", "note.add", "state.update")
 SCHEMA = {
     "type": "object", "required": ["reflection", "actions"],
     "properties": {
@@ -69,96 +59,6 @@ SCHEMA = {
                            "text": {"type": "string", "maxLength": 2000}, "line": {"type": "integer", "minimum": 0}}}},
     },
 }
-
-_TEXT = r"\s*[:：]\s*(?P<text>.+)"
-_NAMEPAT = r"(?P<name>[^:：]{1,80}?)"
-_TOPICPAT = r"(?P<topic>[A-Za-z0-9][A-Za-z0-9._-]*)"
-PHRASES = [  # (regex at a sentence start, command)
-    (re.compile(r"I decide to reply to " + _NAMEPAT + _TEXT), "reply"),
-    (re.compile(r"I decide to write in my diary" + _TEXT), "diary.write"),
-    (re.compile(r"I decide to remember about " + _TOPICPAT + _TEXT), "memory.write"),
-    (re.compile(r"I decide to note" + _TEXT), "note.add"),
-    (re.compile(r"I decide to update my state" + _TEXT), "state.update"),
-    (re.compile(r"我决定回复" + _NAMEPAT + _TEXT), "reply"),
-    (re.compile(r"我决定写日记" + _TEXT), "diary.write"),
-    (re.compile(r"我决定记住关于" + _TOPICPAT + _TEXT), "memory.write"),
-    (re.compile(r"我决定记一笔" + _TEXT), "note.add"),
-    (re.compile(r"我决定更新状态" + _TEXT), "state.update"),
-]
-_STARTS = ("I decide to ", "我决定")
-_OPENERS = {"“": "”", "「": "」", "『": "』", "‘": "’", '"': '"', "＂": "＂"}
-_CLOSERS = {v: k for k, v in _OPENERS.items()}
-_ENDS = ".!?。！？"
-
-
-def sentence_starts(line: str) -> list[int]:
-    """Positions in `line` where a sentence starts outside any quotation."""
-    starts = []
-    stack: list[str] = []
-    expect = True  # the line's start (after its indent) starts a sentence
-    for i, ch in enumerate(line):
-        if stack:
-            if ch == stack[-1]:
-                stack.pop()
-                if not stack:
-                    expect = False
-            elif ch in _OPENERS and ch != '"' and ch != "＂":
-                stack.append(_OPENERS[ch])
-            continue
-        if ch.isspace():
-            continue
-        if ch in _OPENERS:
-            stack.append(_OPENERS[ch])
-            expect = False
-            continue
-        if ch in _CLOSERS:  # a closing mark with no opening: what follows may be anything
-            expect = False
-            continue
-        if expect:
-            starts.append(i)
-        expect = ch in _ENDS
-    return starts
-
-
-def _unquote(text: str) -> str:
-    text = text.strip()
-    if len(text) >= 2 and _OPENERS.get(text[0]) == text[-1] and text[-1] not in text[1:-1]:
-        return text[1:-1].strip()
-    return text
-
-
-def decisions(line: str) -> list[dict]:
-    """Every decision a line of hers states: {"command", and "text", "name" or "topic"}."""
-    if "决定" not in line and "decide" not in line:
-        return []
-    found = []
-    for start in sentence_starts(line):
-        rest = line[start:]
-        if not rest.startswith(_STARTS):
-            continue
-        for pattern, command in PHRASES:
-            m = pattern.match(rest)
-            if not m:
-                continue
-            text = _unquote(m["text"])
-            if not text:
-                break
-            decision = {"command": command, "text": text}
-            if command == "reply":
-                name = _unquote(m["name"])
-                if not name:
-                    break
-                decision["name"] = name
-            if command == "memory.write":
-                decision["topic"] = m["topic"]
-            found.append(decision)
-            break
-    return found
-
-
-def speaker_key(name: str) -> str:
-    return fold(name, NAME_MAX).casefold()
-
 
 HERS = ("think", "externalize")  # the records whose lines are her own words
 
@@ -368,7 +268,7 @@ class Externalizer:
             texts.append("\n".join(lines).strip())
             if record.get("by") == "internalize":
                 for line in lines:
-                    parts = echo.split(line)
+                    parts = split(line)
                     quoted.extend(parts[1] if parts is not None else [line])
                 if isinstance(record.get("speaker"), str) and record["speaker"] not in speakers:
                     speakers.append(record["speaker"])

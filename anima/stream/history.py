@@ -11,7 +11,7 @@ content is a string, or a list of parts (OpenAI style) whose text parts ({"type"
 seconds (milliseconds when over 10^11).
 
 Each user or assistant turn becomes one entry of the self-stream archive, quoted exactly as
-internalize quotes what is said (anima.stream.internalize.quote and name):
+internalize quotes what is said (anima.stream.quoting.quote and name):
 
     ## 2024-05-01 09:30
 
@@ -42,8 +42,8 @@ import time
 
 from anima.infra import clock, digest, fs
 from anima.infra.errors import DataError, UsageError
-from anima.stream.internalize import name, quote
 from anima.stream.now import Stream, clean, heading
+from anima.stream.quoting import name, quote
 
 BY = "import-history"
 MAX_BYTES = 256 * 1024 * 1024

@@ -6,15 +6,10 @@ event (by speaker: about_<speaker>.md or a topic naming the speaker; by words: a
 by a word of the text), composes a narrative with the rules backend (deterministic templates
 in core.lang) and appends it to now.md through Stream.append, by "internalize".
 
-Others' words are always quoted: “…” in English, 「…」 in Chinese. Quoted text is
-neutralised: every kind of line break and control character folded to a space, runs of
-spaces made one, and every quotation mark that could open or close a quotation made its
-nested form (“ ” " ＂ -> ‘ ’ ' ', 「 」 -> 『 』), so a quotation never holds a quotation
-mark that ends it, and never spans or starts a line. Speaker names and scenes are
-neutralised the same way and capped at NAME_MAX characters; one that is not a single plain
-word (letters, digits, . _ - @), or that speaks in the first person (我, I, me, my), is
-quoted as well. Her own action results are narrated as hers ("I wrote in my diary."); text
-in them that came from outside (an error, a command's output) is quoted.
+Others' words are always quoted, “…” in English, 「…」 in Chinese, and neutralised first
+(anima.stream.quoting); so are speaker names and scenes unless one plain word. Her own
+action results are narrated as hers ("I wrote in my diary."); text in them that came from
+outside (an error, a command's output) is quoted.
 
 With a model backend (anima.infra.llm, prompt INTERNALIZER) the sentence of what happened stays the
 rules' and the model adds her experience on the lines after it, checked by the echo guard
@@ -43,43 +38,11 @@ from anima.pipeline import queues
 from anima.self import memories
 from anima.self.memories import TOPIC
 from anima.stream.now import Stream, clean, heading, parse_heading
+from anima.stream.quoting import NAME_MAX, fold, name, nest, quote, speaker_key
 
 BY = "internalize"
-NAME_MAX = 40
-QUOTE_MAX = 1000
-
-# inside a quotation, every mark that could open or close one becomes its nested form
-_NEST = str.maketrans({"“": "‘", "”": "’", '"': "'", "＂": "'", "「": "『", "」": "』"})
-_FOLD = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029\s]+")
-_PLAIN_NAME = re.compile(r"[^\W_][\w.@-]*")
-_FIRST_PERSON = re.compile(r"[我吾俺]|^(?:i|me|my|myself)$", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
 _PROMISE = re.compile(r"答应|承诺|保证|promised?\b|\bowe\b", re.I)
-
-OPEN = {"en": "“", "zh": "「"}
-CLOSE = {"en": "”", "zh": "」"}
-
-
-# --- neutralising others' text ------------------------------------------------------------
-
-def fold(text: str, limit: int) -> str:
-    """One line: breaks and controls made spaces, quotation marks nested, cut at `limit`."""
-    flat = _FOLD.sub(" ", str(text)).strip().translate(_NEST)
-    if len(flat) > limit:
-        flat = flat[: limit - 1].rstrip() + "…"
-    return flat
-
-
-def quote(text: str, lang: str, limit: int = QUOTE_MAX) -> str:
-    return OPEN[lang] + (fold(text, limit) or "…") + CLOSE[lang]
-
-
-def name(text, lang: str) -> str:
-    """A speaker's name or a scene as it may stand in her sentence."""
-    flat = fold(text if isinstance(text, str) else "", NAME_MAX) or "?"
-    if _PLAIN_NAME.fullmatch(flat) and not _FIRST_PERSON.search(flat):
-        return flat
-    return quote(flat, lang, NAME_MAX)
 
 
 # --- what she knows: bookkeeping, state, memories -----------------------------------------
@@ -298,7 +261,7 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
             sentences.append(f"{who} said in {where}: {said}." if where else f"{who} said: {said}.")
         else:
             sentences.append(f"{who} 在{where}里说：{said}。" if where else f"{who} 说：{said}。")
-        key = fold(speaker, NAME_MAX).casefold()
+        key = speaker_key(speaker)
         extra["speaker"] = key
         if where:  # where a reply to this message goes (anima externalize)
             extra["scene"] = fold(scene, NAME_MAX)
@@ -352,7 +315,7 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
             sentences.append("It breaks into my own thoughts." if en else "这打断了我自己的思绪。")
     state = state_line(home)
     if state:
-        state = state.translate(_NEST).replace("#", "")
+        state = nest(state).replace("#", "")
         sentences.append(("My state: " if en else "我现在的状态：") + state.rstrip(".。") + end)
     return sentences[:head], sentences[head:], extra, [t for t in theirs if isinstance(t, str)]
 

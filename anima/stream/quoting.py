@@ -1,0 +1,139 @@
+"""Quotation in the self-stream: where others' words stand, and how they are made to stand there.
+
+One scanner reads a line into what lies outside quotation and what lies inside; the decision
+grammar (anima.stream.decisions) looks for her decisions only outside, and the echo guard
+(anima.stream.echo) checks that a model's lines carry others' words only inside. The marks
+are “…” 「…」 『…』 "…" ＂…＂; inside a quotation an opening mark (not " or ＂, which only
+close) opens a nested one. ‘ and ’ are not quotation marks: ’ is the English apostrophe, and
+‘Tis is a word. A closing mark with no opening one, or a quotation still open at the end of
+the line, leaves the line unbalanced; a quotation left open runs to the line's end.
+
+What internalize quotes is neutralised first (`fold`): every kind of line break and control
+character becomes a space, runs of spaces one, and every mark that could open or close a
+quotation its nested form (“ ” " ＂ -> ‘ ’ ' ', 「 」 -> 『 』), so a quotation never holds a
+mark that ends it, and never spans or starts a line. A speaker's name or a scene stands as it
+is only if it is one plain word (letters, digits, . _ - @) that does not speak in the first
+person (我, I, me, my); anything else is quoted too (`name`).
+"""
+
+import re
+
+QUOTES = {"“": "”", "「": "」", "『": "』", '"': '"', "＂": "＂"}
+_ONLY_CLOSING = {"”", "」", "』"}
+_SYMMETRIC = {'"', "＂"}
+ENDS = ".!?。！？"
+
+NAME_MAX = 40
+QUOTE_MAX = 1000
+OPEN = {"en": "“", "zh": "「"}
+CLOSE = {"en": "”", "zh": "」"}
+_NEST = str.maketrans({"“": "‘", "”": "’", '"': "'", "＂": "'", "「": "『", "」": "』"})
+_FOLD = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029\s]+")
+_PLAIN_NAME = re.compile(r"[^\W_][\w.@-]*")
+_FIRST_PERSON = re.compile(r"[我吾俺]|^(?:i|me|my|myself)$", re.I)
+
+
+class Line:
+    """One line read by the scanner: `outside` is [(start, text)], the runs outside
+    quotation in order; `quoted` the texts inside quotation (marks left out, nested marks
+    kept); `balanced` whether its marks pair up."""
+
+    __slots__ = ("outside", "quoted", "balanced")
+
+    def __init__(self, line: str):
+        self.outside: list[tuple[int, str]] = []
+        self.quoted: list[str] = []
+        self.balanced = True
+        stack: list[str] = []
+        start, current = 0, ""
+        for i, ch in enumerate(line):
+            if stack:
+                if ch == stack[-1]:
+                    stack.pop()
+                    if not stack:
+                        self.quoted.append(current)
+                        start, current = i + 1, ""
+                        continue
+                elif ch in QUOTES and ch not in _SYMMETRIC:
+                    stack.append(QUOTES[ch])
+                current += ch
+            elif ch in QUOTES:
+                self.outside.append((start, current))
+                current = ""
+                stack.append(QUOTES[ch])
+            else:
+                if ch in _ONLY_CLOSING:
+                    self.balanced = False
+                current += ch
+        if stack:
+            self.balanced = False
+            self.quoted.append(current)
+        else:
+            self.outside.append((start, current))
+
+
+def split(line: str) -> tuple[list[str], list[str]] | None:
+    """(the runs outside quotation, the quotations) of one line; None if its marks do not pair up."""
+    read = Line(line)
+    return ([text for _, text in read.outside], read.quoted) if read.balanced else None
+
+
+def sentence_starts(line: str) -> list[int]:
+    """Positions in `line` where a sentence starts outside any quotation: the line's first
+    character (after its indent), and the first after . ! ? 。！？; never right after a
+    quotation (it goes on the sentence it is in) nor after a stray closing mark."""
+    starts = []
+    expect = True
+    for start, text in Line(line).outside:
+        if start:
+            expect = False  # a quotation just ended
+        for k, ch in enumerate(text):
+            if ch.isspace():
+                continue
+            if ch in _ONLY_CLOSING:
+                expect = False
+                continue
+            if expect:
+                starts.append(start + k)
+            expect = ch in ENDS
+    return starts
+
+
+def unquote(text: str) -> str:
+    """`text` without its marks when it is wholly one quotation, else as it is (stripped)."""
+    text = text.strip()
+    if len(text) >= 2 and QUOTES.get(text[0]) == text[-1] and text[-1] not in text[1:-1]:
+        return text[1:-1].strip()
+    return text
+
+
+# --- making others' words stand as quotation -------------------------------------------------
+
+def nest(text: str) -> str:
+    """Every quotation mark in `text` made its nested form: it can no longer open or close one."""
+    return text.translate(_NEST)
+
+
+def fold(text, limit: int) -> str:
+    """One line: breaks and controls made spaces, quotation marks nested, cut at `limit`."""
+    flat = nest(_FOLD.sub(" ", str(text)).strip())
+    if len(flat) > limit:
+        flat = flat[: limit - 1].rstrip() + "…"
+    return flat
+
+
+def quote(text: str, lang: str, limit: int = QUOTE_MAX) -> str:
+    return OPEN[lang] + (fold(text, limit) or "…") + CLOSE[lang]
+
+
+def name(text, lang: str) -> str:
+    """A speaker's name or a scene as it may stand in her sentence."""
+    flat = fold(text if isinstance(text, str) else "", NAME_MAX) or "?"
+    if _PLAIN_NAME.fullmatch(flat) and not _FIRST_PERSON.search(flat):
+        return flat
+    return quote(flat, lang, NAME_MAX)
+
+
+def speaker_key(name: str) -> str:
+    """How a speaker is known in the bookkeeping: folded, any case."""
+    return fold(name, NAME_MAX).casefold()
