@@ -32,9 +32,9 @@ from anima.infra.digest import sha
 from anima.infra.errors import DataError
 from anima.self import autobiography, blocks, proposals
 from anima.self.memories import TOPIC, topic_of
+from anima.stream import derived
 from anima.stream.now import HEADING, Stream, clean, heading, split_days
 from anima.stream.quoting import split
-from anima.trust import provenance
 
 BY = "consolidate"
 ENTRY_MAX = 4000
@@ -62,7 +62,7 @@ class Consolidator:
         self.counts: dict = {}
         self.model: dict | None = None
         self.texts: dict[str, list[str]] = {}  # archive file -> its lines after this run
-        self.derived: list[dict] = []  # provenance records (anima.trust.provenance) of what this run writes
+        self.derived: list[dict] = []  # provenance records (anima.stream.derived) of what this run writes
 
     def rel(self, path: str) -> str:
         return self.home.rel(path)
@@ -129,7 +129,7 @@ class Consolidator:
         entry_units, entry = self._entry(items, today)
         units += entry_units
         if self.derived:
-            units.append(self._append(provenance.derived_path(self.home), provenance.render_derived(self.derived)))
+            units.append(self._append(derived.path(self.home), derived.render(self.derived)))
         units += self._summary(entry, today)
 
         # 6. proposals
@@ -211,7 +211,7 @@ class Consolidator:
 
     def _sources(self, items: list[dict]) -> list[dict]:
         """The archive lines of `items` with the sha256 of their text, for the provenance record."""
-        return [{"path": f, "lines": [a, b], "sha256": sha(provenance.source_text(self.texts[f], a, b))}
+        return [{"path": f, "lines": [a, b], "sha256": sha(derived.source_text(self.texts[f], a, b))}
                 for f, a, b in ranges(items)]
 
     def _record(self, rel: str, where: dict, text: str, items: list[dict]) -> None:

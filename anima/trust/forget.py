@@ -266,7 +266,7 @@ def finish(home, ops: list[dict], warn) -> None:
 
     An operation checks what it replaces (a line's or a file's sha256) and leaves a file that
     changed in between as it is, with a warning: a forget never overwrites what it did not read."""
-    from anima.trust import provenance
+    from anima.stream import derived
 
     for op in ops:
         path = os.path.join(home.root, op["path"])
@@ -281,7 +281,7 @@ def finish(home, ops: list[dict], warn) -> None:
             elif now is not None and kind == "drop" and sha(now.rstrip("\n")) == op["sha256"]:
                 del lines[n - 1]
             else:
-                if kind == "line" and (now is None or not provenance.is_tombstone(now)):
+                if kind == "line" and (now is None or not derived.is_tombstone(now)):
                     warn(f"warning: {op['path']}:{n} changed since it was read; left as it is")
                 continue
             fs.atomic_write(path, "".join(lines))
@@ -355,8 +355,8 @@ class _StreamForget:
     def targets(self) -> tuple[set, set]:
         """Every (file, line) to make a tombstone: the line, and the copies consolidate carried of
         it (or, given a carried copy, its original); and the events the entries came from."""
+        from anima.stream import derived
         from anima.stream.now import HEADING
-        from anima.trust import provenance
 
         lines = self.lines(self.rel)
         if self.number > len(lines):
@@ -374,7 +374,7 @@ class _StreamForget:
             found.add((rel, n))
             text = self.lines(rel)[n - 1].rstrip("\n")
             block = next(((s, e) for s, e in self.blocks(rel) if s <= n - 1 < e), None)
-            if provenance.is_tombstone(text) or block is None:
+            if derived.is_tombstone(text) or block is None:
                 continue
             entry_sha = sha("".join(self.lines(rel)[block[0]:block[1]]))
             related = []
@@ -397,7 +397,7 @@ class _StreamForget:
         """The list of what goes, and the operations (Plan.ops) that make it go, each one that
         applying twice is applying once (see `finish`)."""
         from anima.self import autobiography
-        from anima.trust import provenance
+        from anima.stream import derived
 
         targets, events = self.targets()
         plan = Plan(f"line {self.rel}:{self.number}")
@@ -413,12 +413,12 @@ class _StreamForget:
             return False
 
         # the new stream files, and the new hash of each entry that changes
-        tomb = provenance.tombstone_line(self.today, self.lang)
+        tomb = derived.tombstone_line(self.today, self.lang)
         new_texts: dict[str, list[str]] = {}
         for rel, n in sorted(targets):
             lines = new_texts.setdefault(rel, list(self.lines(rel)))
             end = "\n" if lines[n - 1].endswith("\n") else ""
-            if not provenance.is_tombstone(lines[n - 1]):  # forgotten before (a re-run): kept as it is
+            if not derived.is_tombstone(lines[n - 1]):  # forgotten before (a re-run): kept as it is
                 lines[n - 1] = tomb + end
         hashes = {}
         for rel, lines in new_texts.items():
@@ -428,7 +428,7 @@ class _StreamForget:
                     hashes[sha(old)] = sha(new)
 
         # what was derived from it
-        records = provenance.load_derived(self.home)
+        records = derived.load(self.home)
         kept, gone_lines, entries = [], {}, {}
         for r in (json.loads(json.dumps(r)) for r in records):  # copies: `records` stays what was read
             if not cites(r.get("sources") or []):
@@ -499,10 +499,10 @@ class _StreamForget:
         for r in kept:  # its sources' hashes, where they cover a forgotten line, are of the new text
             for s in r.get("sources") or []:
                 if cites([s]) and s.get("path") in new_texts:
-                    s["sha256"] = sha(provenance.source_text(new_texts[s["path"]], *s["lines"]))
-        text = provenance.render_derived(kept)
-        if text != provenance.render_derived(records):
-            rel = self.home.rel(provenance.derived_path(self.home))
+                    s["sha256"] = sha(derived.source_text(new_texts[s["path"]], *s["lines"]))
+        text = derived.render(kept)
+        if text != derived.render(records):
+            rel = self.home.rel(derived.path(self.home))
             plan.add("provenance records", rel)
             ops.append(self._write(rel, text))
         if os.path.isdir(self.home.cache):

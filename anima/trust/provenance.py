@@ -3,18 +3,9 @@
 Two kinds of derivation are checked:
 - facts (facts/facts.jsonl): each names its turn (session, line) and the sha256 of its text;
 - what `anima consolidate` distils from the self-stream's archive: each memory line and each
-  autobiography entry, recorded in pipeline/derived.jsonl (Pool B: self/ stays first-person
-  Markdown, no ids or hashes), one JSON line each:
-
-    {"path": "self/memories/about_alice.md", "line": 3, "sha256": "...",
-     "sources": [{"path": "self/stream/archive/2026-11-30.md", "lines": [1, 4], "sha256": "..."}],
-     "by": "consolidate", "at": "2026-12-01T04:00:00Z"}
-    {"path": "self/autobiography/2026-11-30.md", "entry": "2026-11-30", "sha256": "...", "sources": [...], ...}
-
-  sha256 of a memory line is of its text without the line break; of an entry, of its body
-  (what follows the front matter, without the blank lines at either end); of a source, of
-  its lines FIRST..LAST (1-based, inclusive) as they are in the file, line breaks included.
-  An entry written before these records checks only that its front matter `sources` exist.
+  autobiography entry, recorded in pipeline/derived.jsonl (anima.stream.derived has the
+  format). An entry written before these records checks only that its front matter
+  `sources` exist.
 
 A problem is one of:
 - orphan: the source is gone (a fact's turn in no transcript; an archive file gone, or
@@ -26,22 +17,14 @@ A problem is one of:
 Nothing here writes.
 """
 
-import json
 import os
 import re
 
 from anima.facts import store as facts_mod
 from anima.infra import fs
 from anima.infra.digest import sha
-
-DERIVED = ("pipeline", "derived.jsonl")
-# A forgotten stream line, as anima forget writes it (en and zh); it holds no content.
-_TOMBSTONE = {
-    "en": "(I was asked to forget what was here, on {day}.)",
-    "zh": "（这里原有的内容，我在 {day} 被要求忘记了。）",
-}
-_TOMBSTONE_LINE = re.compile(r"\(I was asked to forget what was here, on \d{4}-\d{2}-\d{2}\.\)"
-                             r"|（这里原有的内容，我在 \d{4}-\d{2}-\d{2} 被要求忘记了。）")
+from anima.stream import derived
+from anima.stream.derived import is_tombstone, source_text
 
 
 class Problem:
@@ -52,32 +35,6 @@ class Problem:
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "where": self.where, "what": self.what, "source": self.source}
-
-
-def tombstone_line(day: str, lang: str) -> str:
-    return _TOMBSTONE.get(lang, _TOMBSTONE["en"]).format(day=day)
-
-
-def is_tombstone(line: str) -> bool:
-    return bool(_TOMBSTONE_LINE.fullmatch(line.rstrip("\n")))
-
-
-def derived_path(home) -> str:
-    return home.path(*DERIVED)
-
-
-def load_derived(home) -> list[dict]:
-    """The records of pipeline/derived.jsonl (a torn last line, from a crash, is skipped)."""
-    records, _ = fs.new_json_lines(derived_path(home), 0)
-    return [r for r in records or () if isinstance(r.get("path"), str)]
-
-
-def render_derived(records: list[dict]) -> str:
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-
-
-def source_text(lines: list[str], first: int, last: int) -> str:
-    return "".join(lines[first - 1:last])
 
 
 def fact_problems(home, cfg, warn=lambda message: None) -> list[Problem]:
@@ -142,7 +99,7 @@ def derived_problems(home) -> list[Problem]:
     files = _Files(home)
     problems = []
     recorded = set()
-    for r in load_derived(home):
+    for r in derived.load(home):
         entry = r.get("entry")
         where = r["path"] if entry is not None else f"{r['path']}:{r.get('line')}"
         sources = r.get("sources") if isinstance(r.get("sources"), list) else []
