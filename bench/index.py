@@ -141,7 +141,7 @@ for term in json.loads(sys.argv[1]):
     times = []
     for _ in range(int(sys.argv[2])):
         start = time.perf_counter()
-        tools.call(h, "memory_recall", {"terms": [term]}, 0.0, lambda m: None)
+        tools.call(h, "memory_recall", {"terms": [term]}, time.time(), lambda m: None)
         times.append(time.perf_counter() - start)
     out[term] = statistics.median(times[1:])
 print(json.dumps(out))

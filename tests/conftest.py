@@ -20,10 +20,12 @@ ANIMA_BIN = shutil.which("anima", path=VENV_BIN) or shutil.which("anima")
 NOW = "2026-11-30T21:05:00Z"
 
 
+NOW_TS = float(calendar.timegm(time.strptime(NOW, "%Y-%m-%dT%H:%M:%SZ")))  # NOW in seconds since the epoch
+
+
 def after_now(seconds: float) -> str:
     """The RFC 3339 time `seconds` after NOW."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(calendar.timegm(time.strptime(NOW, "%Y-%m-%dT%H:%M:%SZ"))
-                                                            + seconds))
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(NOW_TS + seconds))
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import kill_after, snapshot
+from conftest import NOW_TS, kill_after, snapshot
 
 
 def queue(home, *parts):
@@ -95,7 +95,7 @@ def test_a_crash_after_delivering_never_duplicates(run, home):
     msg["envelope"]["id"] = "msg_" + name[: -len(".json")].split("_", 1)[1]
     queues.Queue(h, "message").deliver(msg)  # ...and the process dies here
     inbox.recover(0)
-    pipeline.preprocess(h)
+    pipeline.preprocess(h, NOW_TS)
     assert [m["payload"]["text"] for m in msgs(home)] == ["once"]
     assert queue(home, "inbox", "pending") == []
 
@@ -129,7 +129,7 @@ def test_kill_9_preprocess_loses_and_duplicates_nothing(anima_bin, home):
     from anima.pipeline import queues
 
     queues.Queue(Home(str(home)), "pending").recover(0)  # as a later run would, after the claim timeout
-    pipeline.preprocess(Home(str(home)))
+    pipeline.preprocess(Home(str(home)), NOW_TS)
     texts = sorted(m["payload"]["text"] for m in msgs(home))
     assert texts == sorted(f"e{i}" for i in range(60))
 

@@ -6,7 +6,7 @@ import pytest
 from anima.host import prompt
 from anima.host.prompt import Item, fence, fill
 
-from conftest import file_time
+from conftest import NOW_TS, file_time
 
 
 @pytest.fixture
@@ -244,7 +244,7 @@ def test_budgeted_sections_share_the_total(monkeypatch, home):
     cfg.values.update({"prompt.budget.total": 10, "prompt.budget.notes": 8, "prompt.budget.conclusions": 8})
     monkeypatch.setitem(prompt.ITEM_SOURCES, "notes", lambda ctx: items("note one", "n2"))
     monkeypatch.setitem(prompt.ITEM_SOURCES, "conclusions", lambda ctx: items("c1", "c2", "c3"))
-    ctx = prompt.Context(Home(str(home)), cfg, str(home), "en", 0.0)
+    ctx = prompt.Context(Home(str(home)), cfg, str(home), "en", NOW_TS)
     p = prompt.assemble(ctx, ["notes", "conclusions"])
     assert p.stats == [("notes", 8, 8), ("conclusions", 2, 8), ("total", 10, 10)]
     assert "```md\nnote one\n```" in p.text and "```md\nc1\n```" in p.text

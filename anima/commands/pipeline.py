@@ -49,9 +49,10 @@ def preprocess(home):
     to dead_letter/ beside a .reason file, the rest still flow. Silent on success; run it
     from cron through `anima tick`, or after `anima say`.
     """
+    from anima.infra import clock
     from anima.pipeline import events as pipeline
 
-    pipeline.preprocess(home)
+    pipeline.preprocess(home, clock.now())
 
 
 @click.command("dispatch")

@@ -27,54 +27,41 @@ def cli(home, at):
     """
     import json
 
-    from anima.infra import clock, config, fs
+    from anima.infra import changeset, clock, config, fs
     from anima.infra.errors import Busy
     from anima.pipeline import events as pipeline
     from anima.pipeline import rhythm
 
-    if at is not None:
-        clock.parse(at, "--now")
+    moment = clock.parse(at, "--now") if at is not None else None  # a bad one changes nothing
     heartbeat = home.path("pipeline", "heartbeat", "tick.json")
     with contextlib.ExitStack() as stack:
         try:
             stack.enter_context(fs.locked(heartbeat, wait=False))
         except Busy:
             raise click.exceptions.Exit(TEMPFAIL) from None  # quietly: cron would mail a message
-        if at is not None:
-            stack.enter_context(_fixed_now(at))
-        now = clock.now()
+        now = clock.now() if moment is None else moment
         cfg = config.load(home.config)
-        if os.path.exists(home.path("pipeline", "consolidate.pending")) or \
-                os.path.exists(home.path("pipeline", "forget.pending")):
-            _finish_interrupted(home, cfg)
+        if changeset.is_pending(home):
+            _finish_interrupted(home)
         fired = rhythm.fire(home, rhythm.rules(cfg.values), cfg["rhythm.catch_up"], cfg["core.lang"], now)
         fs.atomic_write(heartbeat, json.dumps({"at": clock.iso(now), "pid": os.getpid(), "fired": fired}) + "\n")
         rhythm.sweep(home, now, "anima tick")
-        pipeline.preprocess(home, "anima tick")
+        pipeline.preprocess(home, now, "anima tick")
 
 
-def _finish_interrupted(home, cfg) -> None:
-    """A consolidate or forget killed midway holds now.md back until it is finished: do it.
-    What cannot be finished is said on stderr (cron mails it); the tick's chores go on."""
+def _finish_interrupted(home) -> None:
+    """A consolidate or forget killed midway holds now.md back until it is finished: do it,
+    unless one is running (it finishes its own). What cannot be finished is said on stderr
+    (cron mails it); the tick's chores go on."""
     from anima.commands._io import warn
-    from anima.infra.errors import AnimaError
-    from anima.stream import consolidate
+    from anima.infra import changeset
+    from anima.infra.errors import AnimaError, Busy
+    from anima.stream.now import Stream
 
     try:
-        consolidate.finish_interrupted(home, cfg, warn)
+        with Stream(home).changing():
+            changeset.finish_pending(home, warn)
+    except Busy:
+        pass
     except AnimaError as e:
         warn(f"warning: an interrupted consolidate or forget cannot be finished: {e}")
-
-
-@contextlib.contextmanager
-def _fixed_now(text: str):
-    """ANIMA_NOW set to `text` while the tick runs, so every time it writes is that time."""
-    before = os.environ.get("ANIMA_NOW")
-    os.environ["ANIMA_NOW"] = text
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["ANIMA_NOW"]
-        else:
-            os.environ["ANIMA_NOW"] = before

@@ -65,7 +65,7 @@ def say(home, events: list[dict]) -> list[str]:
     return [inbox.deliver(e)[: -len(".json")] for e in events]
 
 
-def preprocess(home, by: str = "anima preprocess") -> dict:
+def preprocess(home, now: float, by: str = "anima preprocess") -> dict:
     """Move every waiting event (inbox/pending, inbox/system, rhythm/triggers) into
     message_queue; a malformed one goes to dead_letter/ with the reason, the rest flow.
 
@@ -83,7 +83,7 @@ def preprocess(home, by: str = "anima preprocess") -> dict:
             msg_name = "msg_" + env["id"].split("_", 1)[-1] + ".json"
             if not out.has(msg_name):
                 msg = queues.envelope(env["source_type"], "preprocess", doc["payload"], "msg", env["trace_id"],
-                                      env.get("ttl_sec"))
+                                      env.get("ttl_sec"), now)
                 msg["envelope"]["id"] = msg_name[: -len(".json")]
                 msg["payload"] = {**doc["payload"], "event": env["id"], "happened": env["timestamp"]}
                 out.deliver(msg)

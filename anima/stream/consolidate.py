@@ -16,20 +16,18 @@ now.md and self/stream/archive/, it makes one change set, computed once:
    keeps every version);
 6. proposals for the personality baseline (anima.self.proposals), never the block itself.
 
-`--dry-run` prints the change set as a unified diff; the real run writes exactly it. Crash
-safety: the change set is written to pipeline/consolidate.pending before anything else, and
-each change is applied so that applying it twice is applying it once (appends check what is
-already there, files are replaced atomically); a run that finds a pending change set
-finishes it first. Every file is thus always old or new, and a re-run completes.
+`--dry-run` prints the change set as a unified diff; the real run writes exactly it. The
+change set (anima.infra.changeset) is journalled in pipeline/consolidate.pending before
+anything else is written; a run killed midway is finished by the next consolidate, forget of
+a stream line or tick, so every file is always old or new.
 """
 
 import json
 import os
 import re
 
-from anima.infra import clock, fs
+from anima.infra import changeset, clock, fs
 from anima.infra.digest import sha
-from anima.infra.errors import DataError
 from anima.self import autobiography, blocks, proposals
 from anima.self.memories import TOPIC, topic_of
 from anima.stream import derived
@@ -57,7 +55,7 @@ class Consolidator:
         self.backend = llm_backend
         self.stream = Stream(home)
         self.cursor_path = home.path("pipeline", "consolidate.cursor")
-        self.pending_path = home.path("pipeline", "consolidate.pending")
+        self.changes = changeset.ChangeSet(home, BY)
         self.warnings: list[str] = []
         self.counts: dict = {}
         self.model: dict | None = None
@@ -93,8 +91,8 @@ class Consolidator:
 
     # --- the change set -------------------------------------------------------------------
 
-    def plan(self) -> list[dict] | None:
-        """The whole change, as units to apply in order; None when there is nothing to do."""
+    def plan(self) -> changeset.ChangeSet | None:
+        """The whole change, as a change set; None when there is nothing to do."""
         cursor = self._cursor()
         text = self.stream.text()
         records = self._records(cursor)
@@ -103,7 +101,7 @@ class Consolidator:
                  and all(isinstance(n, int) for n in r["lines"]) and isinstance(r.get("at"), str)]
         if not lived:  # what is in now.md is the last new day (or rolled from it, or a hand's): not lived
             return None
-        units: list[dict] = []
+        changes = self.changes
         today = clock.iso(self.now)[:10]
 
         # 1. the archive
@@ -116,24 +114,23 @@ class Consolidator:
                 suffix[day] = suffix.get(day, "") + chunk
         for day, data in suffix.items():
             path = self.stream.archive_path(day)
-            units.append(self._append(path, data))
+            changes.append(path, data)
         items = self._items(lived, suffix)
         self.counts["archived"] = text.count("\n")
         self.counts["entries"] = len(items)
         self.model = self._ask(items, items[0]["at"][:10] if items else today) if items else None
 
         # 3. memories
-        units += self._memories(items)
+        self._memories(items)
 
         # 4. the autobiography entry, 5. the summary block
-        entry_units, entry = self._entry(items, today)
-        units += entry_units
+        entry = self._entry(items, today)
         if self.derived:
-            units.append(self._append(derived.path(self.home), derived.render(self.derived)))
-        units += self._summary(entry, today)
+            changes.append(derived.path(self.home), derived.render(self.derived))
+        self._summary(entry, today)
 
         # 6. proposals
-        units += self._proposals()
+        self._proposals()
 
         # 2. the new day (last: the archive and the records must be in before now.md changes)
         gen = self.stream.generation() + 1
@@ -146,30 +143,16 @@ class Consolidator:
         carry = {"gen": gen, "lines": [first, last], "by": BY, "at": clock.iso(self.now), "sha256": sha(new_now),
                  "carried": [[i["gen"], *i["lines"]] for i in carried]}
         book = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in (roll, carry))
-        units.append(self._append(self.stream.book, book))
+        changes.append(self.stream.book, book)
         try:
             book_size = os.path.getsize(self.stream.book)
         except FileNotFoundError:
             book_size = 0
         cursor_new = {"offset": book_size + len(book.encode("utf-8")), "gen": gen, "at": clock.iso(self.now),
                       "now_sha256": sha(new_now)}
-        units.append(self._replace(self.cursor_path, json.dumps(cursor_new) + "\n"))
-        units.append(self._replace(self.stream.now_path, new_now, old=text))
-        return units
-
-    def _append(self, path: str, data: str) -> dict:
-        try:
-            size = os.path.getsize(path)
-        except FileNotFoundError:
-            size = None
-        if size is None:
-            return {"kind": "create", "path": self.rel(path), "data": data}
-        return {"kind": "append", "path": self.rel(path), "size": size, "data": data}
-
-    def _replace(self, path: str, data: str, old: str | None = None) -> dict:
-        if old is None:
-            old = fs.read_text(path)
-        return {"kind": "replace", "path": self.rel(path), "old": old, "data": data}
+        changes.replace(self.cursor_path, json.dumps(cursor_new) + "\n")
+        changes.replace(self.stream.now_path, new_now)
+        return changes
 
     def _items(self, lived: list[dict], suffix: dict[str, str]) -> list[dict]:
         """Each record with where its lines now are (in the archive after this run) and its text."""
@@ -246,7 +229,6 @@ class Consolidator:
             for m in self.model.get("memories", []):
                 adds.setdefault(m["topic"], []).append(f"- {day}: {_fold(m['text'], 1000)}\n")
                 came.setdefault(m["topic"], []).append(items)  # the model read the whole day
-        units = []
         self.counts["memories"] = 0
         for topic, lines in adds.items():
             path = os.path.join(self.home.path("self", "memories"), topic + ".md")
@@ -260,15 +242,14 @@ class Consolidator:
                 who = names.get(topic)
                 title = f"# {topic}\n\n" if who is None else \
                     f"# {who} 对我说过的话\n\n" if self.lang == "zh" else f"# What {who} said to me\n\n"
-                units.append({"kind": "create", "path": self.rel(path), "data": title + "".join(x for x, _ in new)})
+                self.changes.create(path, title + "".join(x for x, _ in new))
                 base = title.count("\n")
             else:
-                units.append(self._append(path, ("" if old.endswith("\n") or not old else "\n")
-                                          + "".join(x for x, _ in new)))
+                self.changes.append(path, ("" if old.endswith("\n") or not old else "\n")
+                                    + "".join(x for x, _ in new))
                 base = old.count("\n") + (1 if old and not old.endswith("\n") else 0)
             for k, (x, whence) in enumerate(new):
                 self._record(self.rel(path), {"line": base + 1 + k}, x.rstrip("\n"), whence)
-        return units
 
     # a model's consolidation ------------------------------------------------------------------
 
@@ -304,7 +285,7 @@ class Consolidator:
 
     # the autobiography ---------------------------------------------------------------------
 
-    def _entry(self, items: list[dict], today: str) -> tuple[list[dict], dict]:
+    def _entry(self, items: list[dict], today: str) -> dict:
         day = items[0]["at"][:10] if items else today
         meta, body = self._rules_entry(items, day)
         if self.model:
@@ -320,7 +301,8 @@ class Consolidator:
         data = autobiography.render(meta, body)
         if items:
             self._record(self.rel(path), {"entry": eid}, autobiography.parse(data, path)[1], items)
-        return [{"kind": "create", "path": self.rel(path), "data": data}], meta
+        self.changes.create(path, data)
+        return meta
 
     def _rules_entry(self, items: list[dict], day: str) -> tuple[dict, str]:
         from anima.stream.decisions import decisions
@@ -402,44 +384,37 @@ class Consolidator:
                 "by": "rules", "summary": summary, "heard": heard}
         return meta, body
 
-    def _summary(self, entry: dict, today: str) -> list[dict]:
+    def _summary(self, entry: dict, today: str) -> None:
         key = "autobiography_summary"
         current = blocks.read(self.home.blocks, key)
         if current is not None and current.locked:
             self.warnings.append(f"{key} is locked: its summary was not refreshed")
-            return []
+            return
         found = autobiography.entries(self.home) + [(entry["id"], entry, "")]
         body = autobiography.summary(found, self.lang, self.cfg["consolidate.recent_days"],
                                      self.cfg["self.block_max_chars"], today)
         body = blocks.normalise(body)
         if not body or (current is not None and current.body == body):
-            return []
-        path = blocks.block_path(self.home.blocks, key)
-        old_text = fs.read_text(path)
-        updated = clock.iso(self.now)
-        unit = {"kind": "block", "key": key, "body": body, "updated": updated, "files": []}
-        if old_text is not None:
-            revs = blocks.revisions(self.home.blocks, key)
-            rev = (revs[-1] if revs else 0) + 1
-            hist = os.path.join(blocks.history_dir(self.home.blocks, key), f"{rev}.md")
-            unit["files"].append({"path": self.rel(hist), "old": None, "data": old_text})
+            return
         new = blocks.Block(key, current.title if current else blocks.TITLES[self.lang][key],
-                           current.locked if current else False, updated, body, current.extra if current else {})
-        unit["files"].append({"path": self.rel(path), "old": old_text, "data": blocks.render(new)})
-        return [unit]
+                           current.locked if current else False, clock.iso(self.now), body,
+                           current.extra if current else {})
+        # as `anima self set` writes a block: what is there is kept in its history first
+        self.changes.version(blocks.block_path(self.home.blocks, key), blocks.history_dir(self.home.blocks, key),
+                             blocks.render(new))
 
     # proposals -----------------------------------------------------------------------------
 
-    def _proposals(self) -> list[dict]:
+    def _proposals(self) -> None:
         from anima.notes.store import Store
 
         threshold = self.cfg["consolidate.proposal_min_hits"]
         base = blocks.read(self.home.blocks, proposals.KEY)
         if base is None:
-            return []
+            return
         store = Store(self.home)
         usage = store.usage()["notes"]
-        units = []
+        made = 0
         folded = " ".join(base.body.split())
         for note in store.notes() if threshold else ():
             hits = int((usage.get(note.id) or {}).get("hits", 0))
@@ -456,33 +431,32 @@ class Consolidator:
                 continue
             last = (usage.get(note.id) or {}).get("last")
             meta = {"id": pid, "key": proposals.KEY, "status": "open", "proposed": clock.iso(self.now),
-                    "by": "rules", "base_sha256": proposals.sha(base.body), "note": note.id,
+                    "by": "rules", "base_sha256": sha(base.body), "note": note.id,
                     "evidence": [f"self-note {note.id}, injected {hits} times"
                                  + (f" (last {clock.iso(last)})" if isinstance(last, (int, float)) else "")
                                  + f": {note.text}"]}
-            units.append({"kind": "create", "path": self.rel(path), "data": autobiography.render(meta, body)})
-        units += self._model_proposal(base, folded)
-        self.counts["proposals"] = len(units)
-        return units
+            self.changes.create(path, autobiography.render(meta, body))
+            made += 1
+        self.counts["proposals"] = made + self._model_proposal(base, folded)
 
-    def _model_proposal(self, base, folded: str) -> list[dict]:
+    def _model_proposal(self, base, folded: str) -> int:
         proposal = (self.model or {}).get("baseline")
         if not proposal:
-            return []
+            return 0
         add = " ".join(proposal["add"].split())
         pid = proposals.new_id(proposals.KEY, sha(add))
         body = base.body + "\n" + add
         if add in folded or os.path.exists(proposals.path(self.home, pid)):
-            return []
+            return 0
         if len(body) > self.cfg["self.block_max_chars"]:
             self.warnings.append(f"the model's proposal would make {proposals.KEY} longer than "
                                  "self.block_max_chars: not proposed")
-            return []
+            return 0
         meta = {"id": pid, "key": proposals.KEY, "status": "open", "proposed": clock.iso(self.now),
-                "by": self.model["by"], "base_sha256": proposals.sha(base.body),
+                "by": self.model["by"], "base_sha256": sha(base.body),
                 "evidence": [" ".join(proposal["evidence"].split())]}
-        return [{"kind": "create", "path": self.rel(proposals.path(self.home, pid)),
-                 "data": autobiography.render(meta, body)}]
+        self.changes.create(proposals.path(self.home, pid), autobiography.render(meta, body))
+        return 1
 
     # the new day ---------------------------------------------------------------------------
 
@@ -492,27 +466,6 @@ class Consolidator:
         if carried:
             text += (" Still on my mind:" if en else "我还惦记着：") + "\n\n" + "\n\n".join(i["body"] for i in carried)
         return f"{heading(self.now)}\n\n{clean(text)}\n\n"
-
-    # --- applying ---------------------------------------------------------------------------
-
-    def apply(self, units: list[dict]) -> None:
-        fs.atomic_write(self.pending_path, json.dumps({"at": clock.iso(self.now), "units": units},
-                                                      ensure_ascii=False) + "\n")
-        self.finish(units)
-
-    def finish(self, units: list[dict]) -> None:
-        for unit in units:
-            apply_unit(self, unit)
-        os.unlink(self.pending_path)
-
-    def pending(self) -> list[dict] | None:
-        text = fs.read_text(self.pending_path)
-        if text is None:
-            return None
-        try:
-            return json.loads(text)["units"]
-        except (ValueError, KeyError, TypeError):
-            raise DataError(f"{self.pending_path}: not a consolidate change set; move it away and run again") from None
 
 
 STREAM_MAX = 60000
@@ -570,106 +523,6 @@ def model_problem(answer: dict, lang: str, words=None) -> str | None:
                 if problem:
                     return f"{what}: {problem}"
     return None
-
-
-def apply_unit(c: Consolidator, unit: dict) -> None:
-    """Apply one change so that applying it again changes nothing more."""
-    kind = unit["kind"]
-    if kind == "block":
-        _apply_block(c, unit)
-        return
-    path = c.abs(unit["path"])
-    data = unit["data"]
-    if kind == "replace":
-        fs.atomic_write(path, data)
-    elif kind == "create":
-        current = fs.read_text(path)
-        if current is None:
-            fs.ensure_dir(os.path.dirname(path))
-            fs.create(path, data)
-        elif not current.startswith(data):
-            raise DataError(f"{path}: exists with other content; consolidate will not overwrite it")
-    elif kind == "append":
-        raw = data.encode("utf-8")
-        current = fs.read_bytes(path) or b""
-        if raw not in current[unit["size"]:]:
-            fs.append(path, raw)
-
-
-def _apply_block(c: Consolidator, unit: dict) -> None:
-    key = unit["key"]
-    current = blocks.read(c.home.blocks, key)
-    if current is not None and current.body == unit["body"]:
-        return
-    hist = [f for f in unit["files"] if "/.history/" in "/" + f["path"]]
-    new = [f for f in unit["files"] if f not in hist][0]
-    with fs.locked(c.abs(new["path"]), what=f"block {key}"):
-        # a crash between keeping the old version and writing the new: finish the second half,
-        # but only if the block is still the one planned on (a person's `self set` since, which
-        # may have written the same history file, is kept in history by blocks.write below)
-        if hist and fs.read_text(c.abs(hist[0]["path"])) == hist[0]["data"] \
-                and fs.read_text(c.abs(new["path"])) == new["old"]:
-            fs.atomic_write(c.abs(new["path"]), new["data"])
-            return
-    try:
-        blocks.write(c.home.blocks, key, unit["body"], force=False, max_chars=c.cfg["self.block_max_chars"],
-                     lang=c.lang, updated=unit["updated"])
-    except blocks.Unchanged:
-        pass
-
-
-# --- the diff ---------------------------------------------------------------------------------
-
-def diff(c: Consolidator, units: list[dict]) -> str:
-    out = []
-    for unit in units:
-        if unit["kind"] == "block":
-            for f in unit["files"]:
-                out.append(_file_diff(f["path"], f["old"], f["data"]))
-        elif unit["kind"] == "create":
-            out.append(_file_diff(unit["path"], None, unit["data"]))
-        elif unit["kind"] == "replace":
-            out.append(_file_diff(unit["path"], unit["old"], unit["data"]))
-        else:
-            old = fs.decode((fs.read_bytes(c.abs(unit["path"])) or b"")[:unit["size"]], unit["path"])
-            out.append(_append_diff(unit["path"], old, unit["data"]))
-    return "".join(out)
-
-
-def _mark_no_eol(lines):
-    for line in lines:
-        if line.endswith("\n"):
-            yield line
-        else:
-            yield line + "\n\\ No newline at end of file\n"
-
-
-def _file_diff(rel: str, old: str | None, new: str) -> str:
-    import difflib
-
-    if old == new:
-        return ""
-    a = (old or "").splitlines(keepends=True)
-    b = new.splitlines(keepends=True)
-    lines = list(difflib.unified_diff(a, b, "/dev/null" if old is None else f"a/{rel}", f"b/{rel}"))
-    return "".join(_mark_no_eol(lines))
-
-
-def _append_diff(rel: str, old: str, data: str) -> str:
-    """An append as a diff without comparing the whole (possibly long) file."""
-    if not old or not old.endswith("\n"):
-        return _file_diff(rel, old, old + data)
-    count = old.count("\n")
-    pos = len(old) - 1
-    for _ in range(3):  # back to the line break before the last three lines
-        pos = old.rfind("\n", 0, pos)
-        if pos < 0:
-            break
-    context = old[pos + 1:].splitlines(keepends=True)
-    added = data.splitlines(keepends=True)
-    start = count - len(context) + 1
-    head = f"--- a/{rel}\n+++ b/{rel}\n@@ -{start},{len(context)} +{start},{len(context) + len(added)} @@\n"
-    return head + "".join(" " + x for x in context) + "".join(_mark_no_eol("+" + x for x in added))
 
 
 # --- reading her entries ----------------------------------------------------------------------
@@ -732,47 +585,23 @@ def sources(items: list[dict]) -> list[str]:
 
 # --- the run ----------------------------------------------------------------------------------
 
-def finish_interrupted(home, cfg, warn) -> bool:
-    """Finish a forget and a consolidate that were killed midway (their change sets pending),
-    unless a consolidate is running; whether there was one. `anima tick` calls it, so that a
-    crash in the night leaves now.md busy (Stream.append) for a minute, not for a day."""
-    from anima.infra.errors import Busy
-    from anima.trust import forget
-
-    c = Consolidator(home, cfg, clock.now())
-    try:
-        with fs.locked(c.pending_path, wait=False, what="anima consolidate"), c.stream.lock():
-            found = forget.finish_pending(home, warn)
-            pending = c.pending()
-            if pending is not None:
-                warn("warning: finishing a consolidate that was interrupted")
-                c.finish(pending)
-            return found or pending is not None
-    except Busy:  # one is running: it finishes what is pending itself
-        return False
-
-
 def run(home, cfg, now: float, dry_run: bool = False, backend: str | None = None):
     """Consolidate; return (diff text or None, the Consolidator) — diff only with dry_run."""
     c = Consolidator(home, cfg, now, backend)
-    with fs.locked(c.pending_path, wait=False, what="anima consolidate"), c.stream.lock():
-        from anima.trust import forget
-
-        if dry_run and os.path.exists(forget.pending_path(home)):
-            c.warnings.append("an interrupted forget is pending: the real run finishes it first")
-        elif not dry_run:  # a forget killed midway: done before anything of it is distilled
-            forget.finish_pending(home, c.warnings.append)
-        pending = c.pending()
-        if pending is not None:
-            if dry_run:
+    with c.stream.changing():
+        if dry_run:
+            if changeset.is_pending(home, "forget"):
+                c.warnings.append("an interrupted forget is pending: the real run finishes it first")
+            pending = changeset.pending(home, BY)
+            if pending is not None:
                 c.warnings.append("an interrupted consolidate is pending: this is what the next run completes")
-                return diff(c, pending), c
-            c.finish(pending)
+                return changeset.diff(home, pending), c
+        elif BY in changeset.finish_pending(home, c.warnings.append):  # a forget first: nothing of it distilled
             c.counts["resumed"] = True
-        units = c.plan()
-        if units is None:
+        changes = c.plan()
+        if changes is None:
             return ("" if dry_run else None), c
         if dry_run:
-            return diff(c, units), c
-        c.apply(units)
+            return changeset.diff(home, changes.ops), c
+        changes.apply(clock.iso(now), c.warnings.append)
     return None, c

@@ -27,12 +27,13 @@ in both places, never in neither; the roll run again finds the archive already e
 what it would append and does not append it twice.
 """
 
+import contextlib
 import json
 import os
 import re
 import time
 
-from anima.infra import clock, fs
+from anima.infra import changeset, clock, fs
 from anima.infra.digest import sha
 from anima.infra.errors import Busy, Refused
 from anima.infra.text import text_lines
@@ -71,7 +72,7 @@ class Stream:
         at = clock.now() if at is None else at
         block = f"{heading(at)}\n\n{body}\n\n"
         with contextlib.nullcontext() if held else self.lock():
-            if os.path.exists(self.home.path("pipeline", "consolidate.pending")):
+            if changeset.is_pending(self.home, "consolidate"):
                 # its change set replaces now.md when it is finished: an entry added now would be lost
                 raise Busy("now.md: an interrupted consolidate is pending; the next `anima tick` finishes it "
                            "(or run `anima consolidate`)")
@@ -92,6 +93,13 @@ class Stream:
     def lock(self):
         """The lock every change of now.md and its bookkeeping is made under."""
         return fs.locked(self.now_path)
+
+    @contextlib.contextmanager
+    def changing(self):
+        """The locks a change set over the stream (consolidate, forget) is planned and made
+        under: the change sets' (Busy at once when another holds it), then the stream's."""
+        with changeset.lock(self.home), self.lock():
+            yield
 
     def write_record(self, record: dict) -> None:
         """Append one record to the bookkeeping file (under `lock()`)."""

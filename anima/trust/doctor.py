@@ -10,7 +10,7 @@ import json
 import os
 import stat
 
-from anima.infra import clock, fs
+from anima.infra import changeset, clock, fs
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 TICK_LATE_SEC = 5 * 60
@@ -139,7 +139,7 @@ def last_consolidate(home) -> float | None:
 
 
 def consolidate_lines(home, now):
-    if os.path.exists(home.path("pipeline", "consolidate.pending")):
+    if changeset.is_pending(home, "consolidate"):
         yield Line(WARN, "consolidate", "a killed consolidate's change set is pending: nothing is added to now.md "
                    "(think, internalize, externalize exit 75) until it is finished", "anima consolidate")
         return

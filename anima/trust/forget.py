@@ -15,9 +15,9 @@ Targets and what goes:
   its words; and the stream's bookkeeping hashes (pipeline/stream.jsonl,
   pipeline/internalize.journal) made those of the new text, so that no hash of the
   forgotten words stays (same length: the byte offsets consolidate keeps still hold).
-  These changes are journalled in pipeline/forget.pending before any is made, each one that
-  applying twice is applying once; a forget killed midway is finished by the next forget of
-  a stream line or the next consolidate, so every file is always old or new;
+  These changes are one change set (anima.infra.changeset), journalled in
+  pipeline/forget.pending before any is made; a forget killed midway is finished by the next
+  forget of a stream line, consolidate or tick, so every file is always old or new;
 and with each of them the whole cache/ (the prompt and transcript caches hold text) and, for
 a session or a turn, the recall index, rebuilt without it when there is one (its tokens are
 as private as the text).
@@ -34,7 +34,7 @@ import json
 import os
 import shutil
 
-from anima.infra import clock, fs
+from anima.infra import changeset, clock, fs
 from anima.infra.digest import sha
 from anima.infra.errors import Busy, NotFound, UsageError
 
@@ -52,7 +52,7 @@ class Plan:
         self.steps: list[Step] = []
         self.hold = None   # the locks to carry it out under, when any
         self.again = None  # the same plan computed again (under the locks): the home may have changed
-        self.ops = None    # operations journalled in pipeline/forget.pending, instead of each step's apply
+        self.ops = None    # a change set (pipeline/forget.pending) that carries it out, instead of each step's apply
 
     def add(self, what: str, where: str, apply=None) -> None:
         self.steps.append(Step(what, where, apply))
@@ -185,10 +185,8 @@ def _carry_out(home, plan: Plan, warn) -> list[dict]:
     if plan.ops is not None:
         removed = [{"what": s.what, "where": s.where} for s in plan.steps]
         tomb = {"at": clock.iso(clock.now()), "forgot": plan.target, "removed": removed}
-        ops = plan.ops + [{"op": "log", "path": "log/forgotten.jsonl",
-                           "data": json.dumps(tomb, ensure_ascii=False) + "\n"}]
-        fs.atomic_write(pending_path(home), json.dumps({"ops": ops}, ensure_ascii=False) + "\n")
-        finish(home, ops, warn)
+        plan.ops.append(home.path("log", "forgotten.jsonl"), json.dumps(tomb, ensure_ascii=False) + "\n")
+        plan.ops.apply(clock.iso(clock.now()), warn)
         return removed
     removed = []
     for step in plan.steps:
@@ -217,7 +215,7 @@ def stream_line(home, cfg, full: str, number: int) -> Plan:
     rel = os.path.relpath(os.path.realpath(full), os.path.realpath(home.root))
     if not os.path.isfile(full):
         raise NotFound(f"--source {rel}:{number}: no such file in the self-stream")
-    if os.path.exists(pending_path(home)):
+    if changeset.is_pending(home, "forget"):
         with _stream_locks(home):  # an earlier forget killed midway is finished before this one is listed
             pass
     plan = _StreamForget(home, cfg, rel, number).plan()
@@ -228,93 +226,15 @@ def stream_line(home, cfg, full: str, number: int) -> Plan:
 
 @contextlib.contextmanager
 def _stream_locks(home):
-    """consolidate's lock (a night must not distil what is being forgotten), then the stream's."""
+    """The change sets' lock (a night must not distil what is being forgotten), then the stream's."""
     from anima.stream.now import Stream
 
-    pending = home.path("pipeline", "consolidate.pending")
-    with fs.locked(pending, wait=False, what="anima consolidate"), Stream(home).lock():
-        if os.path.exists(pending):
+    with Stream(home).changing():
+        if changeset.is_pending(home, "consolidate"):
             raise Busy("forget: an interrupted consolidate is pending (its change set holds the stream's text); "
                        "run `anima consolidate` first")
-        finish_pending(home, lambda message: None)  # an earlier forget killed midway: finished first
+        changeset.finish_pending(home, lambda message: None, ("forget",))  # an earlier forget killed midway
         yield
-
-
-def pending_path(home) -> str:
-    return home.path("pipeline", "forget.pending")
-
-
-def finish_pending(home, warn) -> bool:
-    """Finish a forget of a stream line that was killed midway (under consolidate's and the
-    stream's locks); whether there was one."""
-    text = fs.read_text(pending_path(home))
-    if text is None:
-        return False
-    try:
-        ops = json.loads(text)["ops"]
-    except (ValueError, KeyError, TypeError):
-        from anima.infra.errors import DataError
-
-        raise DataError(f"{pending_path(home)}: not a forget's operations; move it away and run again") from None
-    warn("warning: finishing a forget that was interrupted")
-    finish(home, ops, warn)
-    return True
-
-
-def finish(home, ops: list[dict], warn) -> None:
-    """Apply each operation so that applying it again changes nothing more, then drop the journal.
-
-    An operation checks what it replaces (a line's or a file's sha256) and leaves a file that
-    changed in between as it is, with a warning: a forget never overwrites what it did not read."""
-    from anima.stream import derived
-
-    for op in ops:
-        path = os.path.join(home.root, op["path"])
-        kind = op["op"]
-        if kind in ("line", "drop"):
-            text = fs.read_text(path)
-            lines = (text or "").splitlines(keepends=True)
-            n = op["line"]
-            now = lines[n - 1] if 0 < n <= len(lines) else None
-            if now is not None and kind == "line" and sha(now) == op["sha256"]:
-                lines[n - 1] = op["data"]
-            elif now is not None and kind == "drop" and sha(now.rstrip("\n")) == op["sha256"]:
-                del lines[n - 1]
-            else:
-                if kind == "line" and (now is None or not derived.is_tombstone(now)):
-                    warn(f"warning: {op['path']}:{n} changed since it was read; left as it is")
-                continue
-            fs.atomic_write(path, "".join(lines))
-        elif kind == "write":
-            old = fs.read_text(path)
-            if old == op["data"]:
-                continue
-            if (None if old is None else sha(old)) != op["sha256"]:
-                warn(f"warning: {op['path']} changed since it was read; left as it is")
-                continue
-            fs.atomic_write(path, op["data"])
-        elif kind == "create":
-            if not os.path.exists(path):
-                fs.ensure_dir(os.path.dirname(path))
-                fs.atomic_write(path, op["data"])
-        elif kind == "remove":
-            if os.path.lexists(path):
-                fs.remove(path)
-        elif kind == "rmtree":
-            if os.path.isdir(path):
-                shutil.rmtree(path)
-        elif kind == "rehash":
-            old = fs.read_text(path) or ""
-            new = old
-            for a, b in op["pairs"]:
-                new = new.replace(a, b)
-            if new != old:
-                fs.atomic_write(path, new)
-        elif kind == "log":
-            fs.ensure_dir(os.path.dirname(path))
-            if not fs.create(path, op["data"]) and not (fs.read_text(path) or "").endswith(op["data"]):
-                fs.append(path, op["data"])
-    fs.remove(pending_path(home))
 
 
 class _StreamForget:
@@ -401,8 +321,7 @@ class _StreamForget:
 
         targets, events = self.targets()
         plan = Plan(f"line {self.rel}:{self.number}")
-        ops: list[dict] = []
-        plan.ops = ops
+        ops = plan.ops = changeset.ChangeSet(self.home, "forget")
 
         def cites(sources) -> bool:
             for s in sources:
@@ -455,7 +374,7 @@ class _StreamForget:
             for i in sorted(gone):
                 plan.add("memory line", f"{path}:{i + 1}")
             for i in sorted(gone, reverse=True):  # from the bottom: each drop leaves the lines above in place
-                ops.append({"op": "drop", "path": path, "line": i + 1, "sha256": sha(old[i].rstrip("\n"))})
+                ops.drop(path, i + 1, old[i])
             for r in kept:  # the lines after a removed one move up
                 if r.get("path") == path and "line" in r:
                     at = self._memory_line(r)
@@ -470,7 +389,7 @@ class _StreamForget:
             data = autobiography.render(new_meta, body)
             written[eid] = (new_meta, body)
             plan.add("autobiography entry", f"{rel} (its body a tombstone)")
-            ops.append(self._write(rel, data))
+            ops.replace(rel, data)
             for r in kept:
                 if str(r.get("entry")) == eid:
                     r["sha256"] = sha(autobiography.parse(data, path)[1])
@@ -482,19 +401,18 @@ class _StreamForget:
         for path in self._event_files(events):
             rel = self.home.rel(path)
             plan.add("event", rel)
-            ops.append({"op": "remove", "path": rel})
+            ops.remove(rel)
 
         for rel, n in sorted(targets):
             plan.add("stream line", f"{rel}:{n} (a tombstone line in its place)")
-            ops.append({"op": "line", "path": rel, "line": n, "sha256": sha(self.lines(rel)[n - 1]),
-                        "data": new_texts[rel][n - 1]})
+            ops.line(rel, n, self.lines(rel)[n - 1], new_texts[rel][n - 1])
 
         pairs = sorted(hashes.items())
         for path in (self.stream.book, self.home.path("pipeline", "internalize.journal")):
             data = fs.read_text(path) or ""
             if any(old in data for old, _ in pairs):
                 plan.add("stream hashes", self.home.rel(path))
-                ops.append({"op": "rehash", "path": self.home.rel(path), "pairs": pairs})
+                ops.rehash(path, pairs)
 
         for r in kept:  # its sources' hashes, where they cover a forgotten line, are of the new text
             for s in r.get("sources") or []:
@@ -504,16 +422,11 @@ class _StreamForget:
         if text != derived.render(records):
             rel = self.home.rel(derived.path(self.home))
             plan.add("provenance records", rel)
-            ops.append(self._write(rel, text))
+            ops.replace(rel, text)
         if os.path.isdir(self.home.cache):
             plan.add("cache", "cache/ (rebuilt as it is used)")
-            ops.append({"op": "rmtree", "path": "cache"})
+            ops.rmtree("cache")
         return plan
-
-    def _write(self, rel: str, data: str) -> dict:
-
-        old = fs.read_text(os.path.join(self.home.root, rel))
-        return {"op": "write", "path": rel, "sha256": None if old is None else sha(old), "data": data}
 
     def _summary(self, plan: Plan, written: dict, told: list[tuple[str, str]]) -> None:
         from anima.self import autobiography, blocks
@@ -533,7 +446,7 @@ class _StreamForget:
             if new != old:
                 where = self.home.rel(os.path.join(hist, f"{n}.md"))
                 plan.add(f"{key} line", f"{where} (the day kept, not the words)")
-                plan.ops.append(self._write(where, new))
+                plan.ops.replace(where, new)
         if current is None:
             return
         old_text = fs.read_text(path) or ""
@@ -545,7 +458,7 @@ class _StreamForget:
         if current.body == body or current.locked:
             if scrubbed != old_text:
                 plan.add(f"{key} line", f"{rel} (the day kept, not the words)")
-                plan.ops.append(self._write(rel, scrubbed))
+                plan.ops.replace(rel, scrubbed)
             if current.body != body:
                 plan.add(f"{key} block is locked, not written without it", rel)
             return
@@ -553,8 +466,8 @@ class _StreamForget:
         version = os.path.relpath(os.path.join(hist, f"{(revs[-1] if revs else 0) + 1}.md"), self.home.root)
         new = blocks.Block(key, current.title, current.locked, clock.iso(clock.now()), body, current.extra)
         plan.add(f"{key} block", f"{rel} (written without it; the version before kept in {version})")
-        plan.ops.append({"op": "create", "path": version, "data": scrubbed})
-        plan.ops.append(self._write(rel, blocks.render(new)))
+        plan.ops.create(version, scrubbed)
+        plan.ops.replace(rel, blocks.render(new))
 
     def _memory_line(self, r: dict) -> int | None:
         """The 0-based line a memory record names, found by its hash (a hand may have moved it)."""
