@@ -145,12 +145,13 @@ def dispatch_ms_per_action(n: int = 1000) -> float:
         env = {**os.environ, "ANIMA_HOME": home}
         subprocess.run([ANIMA, "init"], env=env, check=True, capture_output=True)
         subprocess.run([sys.executable, "-c", f"""
+import time
 from anima.pipeline import dispatch
 from anima.pipeline import queues
 from anima.infra.home import Home
 q = queues.Queue(Home({home!r}), "action")
 for i in range({n}):
-    q.deliver(dispatch.action("diary.write", {{"text": f"entry {{i}}"}}))
+    q.deliver(dispatch.action("diary.write", {{"text": f"entry {{i}}"}}, time.time()))
 """], env=env, check=True)
         start = time.perf_counter()
         subprocess.run([ANIMA, "dispatch"], env=env, check=True)

@@ -7,11 +7,11 @@ import pytest
 from anima.infra.home import Home
 from anima.pipeline import dispatch, queues
 
-from conftest import kill_after
+from conftest import NOW_TS, kill_after
 
 
-def act(home, command, params, trace="trace_t1"):
-    return queues.Queue(Home(str(home)), "action").deliver(dispatch.action(command, params, trace))
+def act(home, command, params, trace="trace_t1", now=NOW_TS):
+    return queues.Queue(Home(str(home)), "action").deliver(dispatch.action(command, params, now, trace))
 
 
 def events(home):
@@ -116,9 +116,9 @@ def test_a_crash_after_the_effect_never_applies_it_twice(run, inited):
     h = Home(str(inited))
     name = act(inited, "diary.write", {"text": "Only once."})
     doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
-    journal = dispatch.Journal(h)
+    journal = dispatch.Journal(h, NOW_TS)
     journal.mark(doc["envelope"]["id"], "begun")   # began...
-    dispatch.run_builtin(h, config.load(h.config), "diary.write", {"text": "Only once."}, False)  # ...applied...
+    dispatch.run_builtin(h, config.load(h.config), "diary.write", {"text": "Only once."}, False, NOW_TS)  # ...applied...
     # ...and died: the action is still waiting, its journal says begun
     run("dispatch")
     [diary] = (inited / "self" / "diary").iterdir()
@@ -132,7 +132,7 @@ def test_a_hook_begun_before_a_crash_is_never_run_again(run, inited, tmp_path):
     write_hook(inited, "ping", f"#!/bin/sh\necho x >> {count}\n")
     name = act(inited, "ping", {})
     doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
-    dispatch.Journal(Home(str(inited))).mark(doc["envelope"]["id"], "begun")
+    dispatch.Journal(Home(str(inited)), NOW_TS).mark(doc["envelope"]["id"], "begun")
     run("dispatch")
     assert not count.exists()
     assert "never run twice" in dead(inited)[name]["why"]
@@ -155,7 +155,7 @@ def test_kill_9_dispatch_applies_nothing_twice_and_loses_nothing(anima_bin, init
     queues.Queue(h, "action").recover(0)  # as a later run does once the claims are old
     from anima.infra import config
 
-    dispatch.dispatch(h, config.load(h.config))
+    dispatch.dispatch(h, config.load(h.config), NOW_TS)
     text = "".join(p.read_text() for p in (inited / "self" / "diary").iterdir())
     assert all(text.count(f"entry number {i}\n") == 1 for i in range(60))
     places = {}
@@ -168,18 +168,16 @@ def test_kill_9_dispatch_applies_nothing_twice_and_loses_nothing(anima_bin, init
     assert {n: places.get(n) for n in names} == {n: ["done"] for n in names}
 
 
-def test_a_resumed_diary_entry_is_found_even_minutes_later(run, inited, monkeypatch):
+def test_a_resumed_diary_entry_is_found_even_minutes_later(run, inited):
     from anima.infra import config
 
     h = Home(str(inited))
-    monkeypatch.setenv("ANIMA_NOW", "2026-11-30T21:40:00Z")
-    name = act(inited, "diary.write", {"text": "Only once, later."})
-    doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
-    dispatch.Journal(h).mark(doc["envelope"]["id"], "begun")
     when = 1796074800.0  # 2026-11-30T21:40:00Z, the action's own time
+    name = act(inited, "diary.write", {"text": "Only once, later."}, now=when)
+    doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
+    dispatch.Journal(h, when).mark(doc["envelope"]["id"], "begun")
     dispatch.run_builtin(h, config.load(h.config), "diary.write", {"text": "Only once, later."}, False, when)
-    monkeypatch.setenv("ANIMA_NOW", "2026-11-30T21:47:00Z")  # the re-run, minutes after the crash
-    run("dispatch", env={"ANIMA_NOW": "2026-11-30T21:47:00Z"})
+    run("dispatch", env={"ANIMA_NOW": "2026-11-30T21:47:00Z"})  # the re-run, minutes after the crash
     [diary] = (inited / "self" / "diary").iterdir()
     assert diary.read_text() == "## 21:40\n\nOnly once, later.\n\n"
 
@@ -188,9 +186,9 @@ def test_a_crash_after_the_result_loses_and_repeats_nothing(run, inited):
     name = act(inited, "state.update", {"text": "mood: calm"})
     doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
     inbox = queues.Queue(Home(str(inited)), "pending")
-    dispatch.Journal(Home(str(inited))).mark(doc["envelope"]["id"], "begun")
+    dispatch.Journal(Home(str(inited)), NOW_TS).mark(doc["envelope"]["id"], "begun")
     dispatch._result(inbox, doc["envelope"]["id"], "done", doc["envelope"]["trace_id"],
-                     {"command": "state.update", "ok": True, "result": {}, "action": doc["envelope"]["id"]})
+                     {"command": "state.update", "ok": True, "result": {}, "action": doc["envelope"]["id"]}, NOW_TS)
     run("dispatch")  # resumes: the result is there already
     assert [e["payload"]["command"] for e in events(inited)] == ["state.update"]
 

@@ -13,6 +13,8 @@ from anima.stream.decisions import decisions
 from anima.stream.externalize import Externalizer, View, justify
 from anima.stream.now import Stream
 
+from conftest import NOW_TS
+
 T0 = "2026-11-30T08:00:00Z"
 
 
@@ -41,7 +43,7 @@ def internalize_(run, when="2026-11-30T08:01:00Z"):
 
 def externalize_(home):
     printed = []
-    counts = Externalizer(Home(str(home))).run(emit=printed.append)
+    counts = Externalizer(Home(str(home))).run(NOW_TS, emit=printed.append)
     return counts, [json.loads(p) for p in printed]
 
 
@@ -221,7 +223,7 @@ def test_forged_citations_are_unjustified(run, home):
     def forged(command, text, lines, gen=0):
         doc = queues.envelope("action", "externalize",
                               {"command": command, "params": {"text": text, "cites": {"gen": gen, "lines": lines}}},
-                              "act")
+                              "act", now=NOW_TS)
         return doc
 
     assert justify(view, forged("note.add", "real", [real])["payload"]) is None
@@ -231,7 +233,7 @@ def test_forged_citations_are_unjustified(run, home):
                 forged("note.add", "real", [real], gen=1),  # no such generation
                 forged("note.add", "real", [999]),  # no such line
                 forged("note.add", "real", ["x"])):
-        assert externalize.check_and_queue(h, doc, view) == "unjustified"
+        assert externalize.check_and_queue(h, doc, NOW_TS, view) == "unjustified"
     # a line edited by hand is no longer hers
     path = home / "self" / "stream" / "now.md"
     path.write_text(path.read_text().replace("note: real", "note: realer"))

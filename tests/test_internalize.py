@@ -8,7 +8,7 @@ import pytest
 from anima.pipeline import queues
 from anima.stream import internalize
 
-from conftest import kill_after
+from conftest import NOW_TS, kill_after
 
 T0 = "2026-11-30T08:00:00Z"
 QUOTES = {"en": ("“", "”"), "zh": ("「", "」")}
@@ -162,7 +162,7 @@ def test_stdin_envelope(run, home):
     setup(run)
     from anima.pipeline import queues
 
-    doc = queues.envelope("message", "test", {"text": "hi there", "speaker": "Carol"}, "msg")
+    doc = queues.envelope("message", "test", {"text": "hi there", "speaker": "Carol"}, "msg", now=NOW_TS)
     out = internalize_(run, "-", input=json.dumps(doc))
     assert "Carol said: “hi there”." in out and out == now_md(home)
     assert internalize_(run, "-", input=json.dumps(doc)) == ""  # once
@@ -246,7 +246,7 @@ def test_idempotent_across_runs_and_crashes(run, home, monkeypatch):
     with monkeypatch.context() as m, pytest.raises(SystemExit):
         m.setattr(stream.Stream, "write_record", crash)
         h = Home(str(home))
-        internalize.Internalizer(h, load(h.config)).drain(1)
+        internalize.Internalizer(h, load(h.config), NOW_TS).drain(1)
     assert len(bodies(home)) == 2 and len(book(home)) == 1
     # a crash after the journal line, before the text
     real_append = fs.append
@@ -259,7 +259,7 @@ def test_idempotent_across_runs_and_crashes(run, home, monkeypatch):
     with monkeypatch.context() as m, pytest.raises(SystemExit):
         m.setattr(fs, "append", no_text)
         h = Home(str(home))
-        internalize.Internalizer(h, load(h.config)).drain(None)
+        internalize.Internalizer(h, load(h.config), NOW_TS).drain(None)
     monkeypatch.setattr(queues, "CLAIM_TIMEOUT_SEC", 0)  # the killed run's claims come back
     out = internalize_(run)
     assert "“third”" in out and "“second”" not in out
@@ -282,7 +282,7 @@ def test_a_crash_then_a_roll_still_narrates_once(run, home, monkeypatch):
         m.setenv("ANIMA_NOW", "2026-11-30T08:01:00Z")
         m.setattr(stream.Stream, "write_record", lambda self, r: (_ for _ in ()).throw(SystemExit("killed")))
         h = Home(str(home))
-        internalize.Internalizer(h, load(h.config)).drain(None)
+        internalize.Internalizer(h, load(h.config), NOW_TS).drain(None)
     assert run("stream", "roll", "--force", "--now", "2026-11-30T09:00:00Z").exit_code == 0
     monkeypatch.setattr(queues, "CLAIM_TIMEOUT_SEC", 0)
     assert internalize_(run, when="2026-11-30T09:01:00Z") == ""
@@ -298,8 +298,8 @@ def test_a_malformed_message_goes_to_dead_letter(run, home):
     from anima.pipeline import queues
 
     q = queues.Queue(Home(str(home)), "message")
-    q.deliver(queues.envelope("message", "test", {"speaker": "Bob"}, "msg"))  # no text
-    q.deliver(queues.envelope("reflection", "test", {"text": "x"}, "msg"))
+    q.deliver(queues.envelope("message", "test", {"speaker": "Bob"}, "msg", now=NOW_TS))  # no text
+    q.deliver(queues.envelope("reflection", "test", {"text": "x"}, "msg", now=NOW_TS))
     (home / "pipeline" / "message_queue" / "msg_zzz.json").write_text("{not json")
     say(run, "fine", "Bob")
     out = pipe(run)

@@ -14,7 +14,7 @@ import pytest
 
 from anima.stream import echo
 
-from conftest import kill_after
+from conftest import NOW_TS, kill_after
 
 pytestmark = pytest.mark.usefixtures("utc")
 
@@ -245,7 +245,7 @@ def test_stdin_envelope_invalid_twice_is_exit_65(run, home, model):
     setup(run, home)
     from anima.pipeline import queues
 
-    doc = queues.envelope("message", "test", {"text": "hi", "speaker": "Bob"}, "msg")
+    doc = queues.envelope("message", "test", {"text": "hi", "speaker": "Bob"}, "msg", now=NOW_TS)
     model.answer("nope", "still nope")
     r = run("internalize", "--llm", "openai", "-", input=json.dumps(doc))
     assert r.exit_code == 65 and r.stdout == ""
@@ -602,7 +602,7 @@ def test_a_crash_after_the_reflection_does_not_reflect_twice(run, home, model, m
     h = Home(str(home))
     with monkeypatch.context() as m, pytest.raises(SystemExit):
         m.setattr(ext.fs, "atomic_write", killed)
-        ext.Externalizer(h, config.load(h.config), "openai").run()
+        ext.Externalizer(h, config.load(h.config), "openai").run(NOW_TS)
     assert len(queued(home)) == 1 and not (home / "pipeline" / "externalize.cursor").exists()
     r = externalize(run, "--llm", "openai")
     assert r.exit_code == 0 and r.stdout == ""

@@ -91,7 +91,7 @@ def test_a_crash_after_delivering_never_duplicates(run, home):
     [name] = inbox.ready()
     path = inbox.claim(name)
     doc = inbox.read(path)
-    msg = queues.envelope("message", "preprocess", doc["payload"], "msg", doc["envelope"]["trace_id"])
+    msg = queues.envelope("message", "preprocess", doc["payload"], "msg", doc["envelope"]["trace_id"], now=NOW_TS)
     msg["envelope"]["id"] = "msg_" + name[: -len(".json")].split("_", 1)[1]
     queues.Queue(h, "message").deliver(msg)  # ...and the process dies here
     inbox.recover(0)

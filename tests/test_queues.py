@@ -7,7 +7,7 @@ from anima.infra.errors import DataError
 from anima.infra.home import Home
 from anima.pipeline import queues
 
-from conftest import file_time
+from conftest import NOW_TS, file_time
 
 
 @pytest.fixture
@@ -16,7 +16,7 @@ def q(home):
 
 
 def doc(text="hi"):
-    return queues.envelope("message", "test", {"text": text}, "msg")
+    return queues.envelope("message", "test", {"text": text}, "msg", now=NOW_TS)
 
 
 def test_ids_sort_by_time_and_never_repeat():
@@ -38,7 +38,7 @@ def test_deliver_claim_finish(q):
 def test_fail_leaves_the_file_with_its_reason(q):
     name = q.deliver(doc())
     q.claim(name)
-    q.fail(name, "msg", "could not be read", "anima test")
+    q.fail(name, "msg", "could not be read", "anima test", NOW_TS)
     reason = json.loads(open(os.path.join(q.dead, name + ".reason")).read())
     assert (reason["what"], reason["why"], reason["by"], reason["queue"]) == ("msg", "could not be read", "anima test",
                                                                               "message")

@@ -38,18 +38,22 @@ def imports(path: str, name: str) -> set[str]:
     return found
 
 
-def graph() -> dict[str, set[str]]:
-    modules = {}
+def module_paths() -> dict[str, str]:
+    found = {}
     for dirpath, dirnames, names in os.walk(ROOT):
         dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        for n in names:
-            if n.endswith(".py"):
-                path = os.path.join(dirpath, n)
-                modules[module_name(path)] = path
+        found.update((module_name(os.path.join(dirpath, n)), os.path.join(dirpath, n)) for n in names if n.endswith(".py"))
+    return found
+
+
+PATHS = module_paths()
+
+
+def graph() -> dict[str, set[str]]:
     edges = {}
-    for name, path in modules.items():
+    for name, path in PATHS.items():
         targets = imports(path, name)
-        edges[name] = {t for t in targets if t in modules and t != name} | {t for t in targets if t == "click"}
+        edges[name] = {t for t in targets if t in PATHS and t != name} | {t for t in targets if t == "click"}
     return edges
 
 
@@ -136,3 +140,39 @@ def test_the_rule_sees_a_circle_and_a_lazy_import():
     assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert cycle({"a": {"b"}, "b": set()}) is None
     assert "anima.stream.echo" in EDGES["anima.stream.consolidate"]  # imported inside a method
+
+
+def _calls(path: str):
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            yield node.func
+
+
+READS_THE_CLOCK = ("anima.commands", "anima.host.mcp", "anima.infra.clock")  # mcp: once per request
+
+
+def test_only_the_command_layer_reads_the_clock():
+    """One clock: a command reads her time once (its flag, ANIMA_NOW or the system clock) and
+    passes `now` down; nothing below reads it again."""
+    readers = sorted(m for m in MODULES if not m.startswith(READS_THE_CLOCK)
+                     for f in _calls(PATHS[m])
+                     if f.attr == "now" and isinstance(f.value, ast.Name) and f.value.id == "clock")
+    assert readers == []
+
+
+def test_no_command_passes_a_value_through_the_environment():
+    changed = []
+    for m in MODULES:
+        with open(PATHS[m], encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+                if isinstance(node, ast.AugAssign) else node.targets if isinstance(node, ast.Delete) else []
+            if any(isinstance(t, ast.Subscript) and ast.unparse(t.value) == "os.environ" for t in targets):
+                changed.append(m)
+        changed += [m for f in _calls(PATHS[m])
+                    if f.attr in ("pop", "update", "setdefault", "clear") and ast.unparse(f.value) == "os.environ"]
+    assert changed == []
+

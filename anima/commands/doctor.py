@@ -16,9 +16,10 @@ def cli(home, as_json):
     cmd:) and the model budget left this hour. Lines are tab-separated: STATUS, CHECK,
     DETAIL, FIX (empty when OK). Exit 1 when any check FAILs; WARN alone exits 0.
     """
+    from anima.infra import clock
     from anima.trust import doctor
 
-    lines = doctor.run(home)
+    lines = doctor.run(home, clock.now())
     for line in lines:
         if as_json:
             out_json(line.as_dict())

@@ -34,5 +34,5 @@ def cli(home, now, backend):
 
     if backend is not None:
         llm.check_backend(backend)
-    at = clock.parse(now, "--now") if now is not None else None
+    at = clock.parse(now, "--now") if now is not None else clock.now()
     Externalizer(home, config.load(home.config), backend).run(at, out)

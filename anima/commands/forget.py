@@ -29,9 +29,10 @@ def cli(home, session_id, fact_id, source, yes):
     it is. Exit 1 when the source is not found; 75 when consolidate runs or the home changed
     between the list and the answer.
     """
-    from anima.infra import config
+    from anima.infra import clock, config
     from anima.trust import forget
 
+    now = clock.now()
     given = [v for v in (session_id, fact_id, source) if v is not None]
     if len(given) != 1:
         raise UsageError("forget: give exactly one of --session ID, --fact ID, --source PATH:LINE")
@@ -41,14 +42,14 @@ def cli(home, session_id, fact_id, source, yes):
     elif fact_id is not None:
         plan = forget.fact(home, cfg, fact_id)
     else:
-        plan = forget.source(home, cfg, source, _warning)
+        plan = forget.source(home, cfg, source, now, _warning)
     out("".join(f"{s.what}\t{s.where}\n" for s in plan.steps))
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError("forget: not on a terminal; give --yes to forget the above")
         if not click.confirm(f"Forget {plan.target} and all the above?", err=True):
             raise UsageError("forget: not confirmed; nothing forgotten")
-    forget.carry_out(home, plan, warn)
+    forget.carry_out(home, plan, now, warn)
 
 
 def _warning(message: str) -> None:

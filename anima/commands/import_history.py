@@ -28,9 +28,9 @@ def cli(home, file, speaker, dry_run):
     line saying what, and nothing written.
     """
     from anima.commands._io import warn
-    from anima.infra import config
+    from anima.infra import clock, config
     from anima.stream.history import Importer
 
-    result = Importer(home, config.load(home.config)).run(file, speaker, dry_run, out)
+    result = Importer(home, config.load(home.config), clock.now()).run(file, speaker, dry_run, out)
     if result["state"] == "already":
         warn(f"{file}: already imported (sha256 {result['sha256'][:12]}); nothing written")

@@ -13,9 +13,10 @@ def cli(home, lang):
     Idempotent: what exists is never overwritten, so running it again only fills in what is
     missing. Directories are created 0700 and files 0600.
     """
+    from anima.infra import clock
     from anima.self.init import init
 
-    lang, created = init(home, lang)
+    lang, created = init(home, lang, clock.now())
     if created:
         warn(f"initialised {home.root} ({lang}): {len(created)} files and directories created")
     else:

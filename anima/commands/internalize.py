@@ -30,14 +30,14 @@ def cli(home, source, one, backend):
     """
     import json
 
-    from anima.infra import config, llm
+    from anima.infra import clock, config, llm
     from anima.infra.errors import DataError
     from anima.pipeline import queues
     from anima.stream.internalize import Internalizer
 
     if backend is not None:
         llm.check_backend(backend)
-    worker = Internalizer(home, config.load(home.config), backend)
+    worker = Internalizer(home, config.load(home.config), clock.now(), backend)
     if source == "-":
         if one:
             raise click.UsageError("give `-` or --one, not both")

@@ -167,7 +167,9 @@ def config_(home, key, value):
 @click.pass_obj
 def importance(home, note_id, level):
     """Set how much note ID matters, 0 to 3 (default 1): a person's call."""
-    _store(home).set_importance(note_id, level)
+    from anima.infra import clock
+
+    _store(home).set_importance(note_id, level, clock.now())
 
 
 @cli.command("inject")

@@ -21,21 +21,23 @@ def say(home, text, speaker, scene, as_json):
     "ttl_sec" go into the envelope. Invalid JSON or a missing field: exit 65, one line
     naming the line, and nothing written, not even the valid ones.
     """
+    from anima.infra import clock
     from anima.infra.errors import UsageError
     from anima.pipeline import events as pipeline
 
+    now = clock.now()
     if as_json is not None:
         if text or speaker or scene:
             raise UsageError("--json reads whole events; give no TEXT, --speaker or --scene")
         raw = read_input(as_json, 16 * 1024 * 1024, "say --json", "on stdin or as --json FILE")
-        events = pipeline.parse_events(raw, "stdin" if as_json == "-" else as_json, "say")
+        events = pipeline.parse_events(raw, "stdin" if as_json == "-" else as_json, "say", now)
     else:
         if not text or speaker is None:
             raise UsageError("say TEXT --speaker NAME (or --json)")
         obj = {"text": " ".join(text), "speaker": speaker}
         if scene is not None:
             obj["scene"] = scene
-        events = [pipeline.event(obj, "say", "say")]
+        events = [pipeline.event(obj, "say", "say", now)]
     for eid in pipeline.say(home, events):
         out(eid + "\n")
 
@@ -66,10 +68,10 @@ def dispatch(home):
     dead_letter/ with the reason. A journal keeps a re-run after a crash from doing anything
     twice. Silent on success.
     """
-    from anima.infra import config
+    from anima.infra import clock, config
     from anima.pipeline import dispatch as dispatching
 
-    dispatching.dispatch(home, config.load(home.config))
+    dispatching.dispatch(home, config.load(home.config), clock.now())
 
 
 @click.command("metrics")
@@ -102,7 +104,7 @@ def route(home):
     all of `expect` parts into one, or any: the first). A queue is one of anima's or a plain
     name (pipeline/NAME/). An invalid topology is exit 78 before anything moves.
     """
-    from anima.infra import config
+    from anima.infra import clock, config
     from anima.pipeline import route as routing
 
-    routing.run(home, config.load(home.config)["routes.rules"])
+    routing.run(home, config.load(home.config)["routes.rules"], clock.now())

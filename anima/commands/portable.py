@@ -17,20 +17,21 @@ def export(home, file):
     index/, .git/ and lock and temp files, which are rebuilt or not the self's. A file that
     changes while it is being read exits 75 (try again). `anima import` reads it back.
     """
-    from anima.infra import fs, portable
+    from anima.infra import clock, fs, portable
 
+    now = clock.now()
     if not os.path.isdir(home.root):
         raise NotFound(f"{home.root}: no anima home here")
     if file == "-":
         if sys.stdout.isatty():
             raise UsageError("export: refusing to write a binary archive to a terminal; give FILE or a pipe")
-        portable.export(home.root, sys.stdout.buffer)
+        portable.export(home.root, sys.stdout.buffer, now)
         sys.stdout.buffer.flush()
         return
     if os.path.isdir(file):  # refused before the whole self is packed into a temp file beside it
         raise UsageError(f"{file}: is a directory; give the archive's file name")
     with fs.replacing(os.path.abspath(file)) as out:
-        portable.export(home.root, out)
+        portable.export(home.root, out, now)
 
 
 @click.command("import")

@@ -65,7 +65,7 @@ def set_(home, key, force, file):
     without --force, an empty body, a body over self.block_max_chars. The previous
     version is kept; an unchanged body writes nothing.
     """
-    from anima.infra import config
+    from anima.infra import clock, config
     from anima.self import blocks
 
     blocks.check_key(key)
@@ -73,7 +73,7 @@ def set_(home, key, force, file):
     cap = cfg["self.block_max_chars"]
     body = read_input(file, cap * 4 + 4096, f"self set {key}")
     try:
-        blocks.write(home.blocks, key, body, force=force, max_chars=cap, lang=cfg["core.lang"])
+        blocks.write(home.blocks, key, body, force=force, max_chars=cap, lang=cfg["core.lang"], now=clock.now())
     except blocks.Unchanged:
         warn(f"{key}: unchanged")
 
@@ -106,7 +106,7 @@ def revert(home, key, rev, force):
 
     The current version is kept in history first, so a revert can itself be reverted.
     """
-    from anima.infra import config
+    from anima.infra import clock, config
     from anima.self import blocks
 
     blocks.check_key(key)
@@ -114,7 +114,7 @@ def revert(home, key, rev, force):
     old = blocks.read_revision(home.blocks, key, rev)
     try:
         blocks.write(home.blocks, key, old.body, force=force, max_chars=cfg["self.block_max_chars"],
-                     lang=cfg["core.lang"])
+                     lang=cfg["core.lang"], now=clock.now())
     except blocks.Unchanged:
         warn(f"{key}: revision {rev} is the current body; nothing changed")
 
@@ -149,11 +149,11 @@ def proposals_(home, everything, as_json):
 
 
 def _decide(home, pid: str, accept: bool) -> None:
-    from anima.infra import config
+    from anima.infra import clock, config
     from anima.self import proposals
 
     cfg = config.load(home.config)
-    proposals.decide(home, pid, accept, cfg["self.block_max_chars"], cfg["core.lang"])
+    proposals.decide(home, pid, accept, cfg["self.block_max_chars"], cfg["core.lang"], clock.now())
 
 
 @cli.command("accept")

@@ -47,8 +47,10 @@ def think(home, text):
     Refused with exit 77, nothing written: empty, or over stream.thought_max_chars.
     Not UTF-8: exit 65.
     """
+    from anima.infra import clock
+
     body = text_or_stdin(text, "think", INPUT_LIMIT)
-    _stream(home).append(body, "think", max_chars=_cfg(home)["stream.thought_max_chars"])
+    _stream(home).append(body, "think", clock.now(), max_chars=_cfg(home)["stream.thought_max_chars"])
 
 
 @click.group(invoke_without_command=True)

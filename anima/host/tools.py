@@ -77,7 +77,7 @@ def check_args(name: str, args) -> dict:
 
 def call(home, name: str, args: dict, now: float, warn) -> dict:
     """Run a tool with checked arguments at `now`; its result as a JSON-ready dict."""
-    from anima.infra import clock, config
+    from anima.infra import config
 
     args = check_args(name, args)
     cfg = config.load(home.config)
@@ -119,7 +119,7 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
                            for b in found if b is not None]}
     try:
         rev = blocks.write(home.blocks, args["key"], args["body"], force=False,
-                           max_chars=cfg["self.block_max_chars"], lang=cfg["core.lang"], updated=clock.iso(now))
+                           max_chars=cfg["self.block_max_chars"], lang=cfg["core.lang"], now=now)
     except blocks.Unchanged:
         return {"key": args["key"], "changed": False}
     return {"key": args["key"], "changed": True, "previous_revision": rev}

@@ -1,7 +1,8 @@
 """The two times anima reads: her time, and the time files are stamped with.
 
 `now` is the time anima lives at: ANIMA_NOW (RFC 3339) when set, for tests and replays, else
-the system clock.
+the system clock. A command reads it once (or takes it from its --now) and passes it down:
+nothing below the command layer reads it again, so one run writes one time.
 
 `files_now_ns` is the time the kernel stamps files with right now. A file's age (a claim, a
 hot session, a backlog) and whether a cache may trust a file's signature are measured

@@ -209,10 +209,11 @@ def calls_since(home, since: float) -> int:
 
 # --- asking ---------------------------------------------------------------------------------
 
-def ask(home, cfg, task: str, lang: str, variables: dict, schema: dict, backend: str | None = None,
+def ask(home, cfg, task: str, lang: str, variables: dict, schema: dict, now: float, backend: str | None = None,
         check=None) -> dict | None:
-    """The model's answer for `task`: a dict valid against `schema` (and `check(answer)`, which
-    returns what is wrong or None); None when the backend is rules or the budget is spent.
+    """The model's answer for `task`, asked at `now`: a dict valid against `schema` (and
+    `check(answer)`, which returns what is wrong or None); None when the backend is rules or
+    the budget is spent.
     Unavailable when the model cannot be asked; Invalid after two invalid answers."""
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}")
@@ -231,12 +232,11 @@ def ask(home, cfg, task: str, lang: str, variables: dict, schema: dict, backend:
     raw = ""
     cap = cfg["llm.max_calls_per_hour"]
     for attempt in (1, 2):
-        now = clock.now()
         if calls_since(home, now - 3600) >= cap:  # a retry is a call too: the cap holds for it
             _log(home, {"at": clock.iso(now), "task": task, "backend": backend, "fallback": "rules",
                         "why": f"llm.max_calls_per_hour ({cap}) spent"})
             return None
-        raw, usage, log = call(home, cfg, backend, task, messages, schema)
+        raw, usage, log = call(home, cfg, backend, task, messages, schema, now)
         answer = parse(raw)
         problem = "it is not a JSON object" if answer is None else schema_problem(answer, schema)
         if problem is None and check is not None:
@@ -261,9 +261,9 @@ def _again(lang: str, problem: str) -> str:
     return f"That answer is not valid: {problem}. Answer again, correcting it, with only the JSON object."
 
 
-def _entry(task, backend, model, messages) -> dict:
+def _entry(task, backend, model, messages, now: float) -> dict:
     sent = "\n\n".join(m["content"] for m in messages)
-    return {"at": clock.iso(clock.now()), "task": task, "backend": backend, "model": model,
+    return {"at": clock.iso(now), "task": task, "backend": backend, "model": model,
             "prompt_sha256": sha(sent),
             "tokens_in": None, "tokens_out": None, "latency_ms": None}
 
@@ -274,7 +274,7 @@ def _failed(home, log: dict, started: float, reason: str, backend: str) -> Unava
     return Unavailable(f"model backend {backend}: {reason}")
 
 
-def _openai(home, cfg, backend, task, messages, schema):
+def _openai(home, cfg, backend, task, messages, schema, now):
     try:
         import openai
     except ImportError:
@@ -284,7 +284,7 @@ def _openai(home, cfg, backend, task, messages, schema):
                           "(any value for an endpoint that wants none)")
     timeout = cfg["llm.timeout_sec"]
     model = cfg["llm.model"]
-    log = _entry(task, backend, model, messages)
+    log = _entry(task, backend, model, messages, now)
     started = time.monotonic()
     # Endpoints that do not know structured output (many local servers) answer 400 to it: ask
     # again for a JSON object, then plainly; the prompt carries the schema and the answer is
@@ -323,12 +323,12 @@ def _openai(home, cfg, backend, task, messages, schema):
     return raw, usage, log
 
 
-def _command(home, cfg, backend, task, messages, schema):
+def _command(home, cfg, backend, task, messages, schema, now):
     import subprocess
 
     argv = shlex.split(backend[4:])
     timeout = cfg["llm.timeout_sec"]
-    log = _entry(task, backend, None, messages)
+    log = _entry(task, backend, None, messages, now)
     prompt = messages[0]["content"]
     for m in messages[1:]:  # a retry: the exchange so far, in plain text
         label = "Your answer" if m["role"] == "assistant" else "Then"

@@ -55,7 +55,7 @@ def _hash_file(path: str) -> tuple[str, int]:
     return h.hexdigest(), size
 
 
-def inventory(root: str) -> dict:
+def inventory(root: str, now: float) -> dict:
     """The manifest of the home at `root`: every kept directory and regular file, sorted."""
     dirs, files = [], []
     for top, subdirs, names in os.walk(root):
@@ -78,7 +78,7 @@ def inventory(root: str) -> dict:
             digest, size = _hash_file(path)
             files.append({"path": rel, "sha256": digest, "size": size, "mode": stat.S_IMODE(st.st_mode),
                           "mtime": st.st_mtime})
-    return {"format": FORMAT, "version": VERSION, "created": clock.iso(clock.now()), "anima": __version__,
+    return {"format": FORMAT, "version": VERSION, "created": clock.iso(now), "anima": __version__,
             "dirs": dirs, "files": files}
 
 
@@ -95,16 +95,17 @@ class _Hashing:
         return data
 
 
-def export(root: str, out) -> dict:
-    """Write the home at `root` as an archive to the binary file `out`; return the manifest."""
+def export(root: str, out, now: float) -> dict:
+    """Write the home at `root` as an archive to the binary file `out`, made at `now`; return
+    the manifest."""
     import zstandard
 
-    manifest = inventory(root)
+    manifest = inventory(root, now)
     data = json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
     with zstandard.ZstdCompressor(level=10).stream_writer(out, closefd=False) as z, \
             tarfile.open(fileobj=z, mode="w|", format=tarfile.PAX_FORMAT) as tar:
         info = tarfile.TarInfo(MANIFEST)
-        info.size, info.mode, info.mtime = len(data), 0o600, int(clock.now())
+        info.size, info.mode, info.mtime = len(data), 0o600, int(now)
         tar.addfile(info, io.BytesIO(data))
         for d in manifest["dirs"]:
             info = tarfile.TarInfo(d["path"])

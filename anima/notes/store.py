@@ -105,28 +105,29 @@ class Store:
     def usage(self) -> dict:
         return self._json(self.heat_path)
 
-    def created(self, meta: dict, nid: str) -> float:
-        """When a note was added; for a line a person wrote, when notes.md last changed."""
+    def created(self, meta: dict, nid: str, now: float) -> float:
+        """When a note was added; for a line a person wrote, when notes.md last changed (`now`
+        when there is no notes.md)."""
         entry = meta["notes"].get(nid)
         if entry and entry.get("created"):
             return clock.parse(entry["created"], f"{self.meta_path}: {nid}: created", DataError)
         try:
             return os.stat(self.file).st_mtime
         except FileNotFoundError:
-            return clock.now()
+            return now
 
     def facts(self, note: Note, meta: dict, usage: dict, half_life: int, now: float) -> dict:
         """Every factor of a note's heat at `now`, so that a person can recompute it."""
         m = meta["notes"].get(note.id, {})
         u = usage["notes"].get(note.id, {})
         hits, last = int(u.get("hits", 0)), u.get("last")
-        since = last if last is not None else self.created(meta, note.id)
+        since = last if last is not None else self.created(meta, note.id, now)
         idle = max(0.0, (now - since) / DAY)
         importance = int(m.get("importance", DEFAULT_IMPORTANCE))
         return {
             "id": note.id, "text": note.text, "line": note.line, "chars": len(note.text),
             "hits": hits, "last_injected": clock.iso(last) if last is not None else None,
-            "created": clock.iso(self.created(meta, note.id)), "author": m.get("author", "person"),
+            "created": clock.iso(self.created(meta, note.id, now)), "author": m.get("author", "person"),
             "idle_days": idle, "half_life_days": half_life, "importance": importance,
             "heat": heat(hits, idle, half_life, importance),
         }
@@ -151,13 +152,13 @@ class Store:
         fs.append(path, f"## {stamp} {reason}\n" + "".join(n.text + "\n" for n in notes))
         return path
 
-    def _synced_meta(self, meta: dict, notes: list[Note]) -> dict:
+    def _synced_meta(self, meta: dict, notes: list[Note], now: float) -> dict:
         """meta.json for exactly these notes: orphans dropped, hand-written lines recorded."""
         live = {}
         for n in notes:
             entry = dict(meta["notes"].get(n.id) or {})
             if not entry.get("created"):
-                entry["created"] = clock.iso(self.created(meta, n.id))
+                entry["created"] = clock.iso(self.created(meta, n.id, now))
             entry.setdefault("importance", DEFAULT_IMPORTANCE)
             entry.setdefault("author", "person")
             live[n.id] = entry
@@ -187,7 +188,7 @@ class Store:
             if sum(len(n.text) for n in kept) > cfg["notes.max_chars"]:
                 raise Refused(f"note has {len(text)} characters, more than notes.max_chars "
                               f"({cfg['notes.max_chars']}) allows in all")
-            meta = self._synced_meta(meta, notes)
+            meta = self._synced_meta(meta, notes, now)
             if archived:
                 self._archive(archived, "over the cap", now)
             self._write_notes(kept)
@@ -206,12 +207,12 @@ class Store:
         entry["last"] = int(now)
         self._write_json(self.heat_path, usage)
 
-    def set_importance(self, nid: str, importance: int) -> None:
+    def set_importance(self, nid: str, importance: int, now: float) -> None:
         with fs.locked(self.file, what="notes"):
             notes = self.notes()
             if nid not in {n.id for n in notes}:
                 raise NotFound(f"no live note {nid}; `anima note list` shows them")
-            meta = self._synced_meta(self.meta(), notes)
+            meta = self._synced_meta(self.meta(), notes, now)
             meta["notes"][nid]["importance"] = importance
             self._write_json(self.meta_path, meta)
 

@@ -52,8 +52,9 @@ class Journal:
     """pipeline/dispatch.journal: one JSON line per action begun, done or failed; an action's
     last line is its state (a failed one may be retried: it had no effect)."""
 
-    def __init__(self, home):
+    def __init__(self, home, now: float):
         self.path = home.path("pipeline", "dispatch.journal")
+        self.now = now  # the time its lines say: the run's
         self.state: dict[str, str] = {}
         self.failures: dict[str, int] = {}  # how often each action failed (a retry may fail again)
         for line in (fs.read_text(self.path) or "").splitlines():
@@ -67,7 +68,7 @@ class Journal:
                     self.failures[entry["id"]] = self.failures.get(entry["id"], 0) + 1
 
     def mark(self, action_id: str, state: str) -> None:
-        fs.append(self.path, json.dumps({"id": action_id, "state": state, "at": clock.iso(clock.now())}) + "\n")
+        fs.append(self.path, json.dumps({"id": action_id, "state": state, "at": clock.iso(self.now)}) + "\n")
         self.state[action_id] = state
         if state == "failed":
             self.failures[action_id] = self.failures.get(action_id, 0) + 1
@@ -80,10 +81,10 @@ def _append_once(path: str, block: str, resumed: bool) -> None:
     fs.append(path, block)
 
 
-def run_builtin(home, cfg, command: str, params: dict, resumed: bool, when: float | None = None) -> dict:
+def run_builtin(home, cfg, command: str, params: dict, resumed: bool, when: float) -> dict:
     """Carry out a built-in; `when` (the action's time) dates a diary entry, so that a resumed
     action finds the block it may already have written."""
-    now = clock.now() if when is None else when
+    now = when
     if command == "diary.write":
         text = _text(params)
         path = home.path("self", "diary", clock.iso(now)[:10] + ".md")
@@ -141,15 +142,15 @@ def run_configured(home, cfg, command: str, action: dict) -> dict:
     return {"stdout": done.stdout[-2000:]}
 
 
-def dispatch(home, cfg, by: str = "anima dispatch") -> dict:
-    """Carry out every waiting action; return counts."""
+def dispatch(home, cfg, now: float, by: str = "anima dispatch") -> dict:
+    """Carry out every waiting action at `now`; return counts."""
     actions = queues.Queue(home, "action")
     inbox = queues.Queue(home, "pending")
     actions.recover()
-    journal = Journal(home)
+    journal = Journal(home, now)
     counts = {"done": 0, "failed": 0, "skipped": 0}
     malformed: list = []
-    for name, doc in actions.take(by, malformed):
+    for name, doc in actions.take(by, now, malformed):
         env, payload = doc["envelope"], doc["payload"]
         aid, command = env["id"], payload.get("command")
         if journal.state.get(aid) == "done":
@@ -174,14 +175,15 @@ def dispatch(home, cfg, by: str = "anima dispatch") -> dict:
             why = str(e)
             attempt = journal.failures.get(aid, 0) + 1  # each failure its own event, a retry's too
             _result(inbox, aid, f"failed{attempt}", env["trace_id"],
-                    {"command": command, "ok": False, "error": why, "action": aid})
+                    {"command": command, "ok": False, "error": why, "action": aid}, now)
             journal.mark(aid, "failed")
-            actions.fail(name, f"{command}", why, by)
+            actions.fail(name, f"{command}", why, by, now)
             counts["failed"] += 1
             continue
         # the result first (named after the action: delivered once however often we get here),
         # then done: a crash in between repeats nothing and loses no result
-        _result(inbox, aid, "done", env["trace_id"], {"command": command, "ok": True, "result": result, "action": aid})
+        _result(inbox, aid, "done", env["trace_id"], {"command": command, "ok": True, "result": result, "action": aid},
+                now)
         journal.mark(aid, "done")
         actions.finish(name)
         counts["done"] += 1
@@ -189,16 +191,16 @@ def dispatch(home, cfg, by: str = "anima dispatch") -> dict:
     return counts
 
 
-def _result(inbox: queues.Queue, action_id: str, outcome: str, trace_id: str, payload: dict) -> None:
+def _result(inbox: queues.Queue, action_id: str, outcome: str, trace_id: str, payload: dict, now: float) -> None:
     """Deliver a result event named after its action and outcome: once, however often a crash
     makes us come back here."""
-    doc = queues.envelope("action", "dispatch", payload, "event", trace_id)
+    doc = queues.envelope("action", "dispatch", payload, "event", trace_id, now=now)
     doc["envelope"]["id"] = "event_" + action_id.split("_", 1)[-1] + "_" + outcome
     if not inbox.has(doc["envelope"]["id"] + ".json"):
         inbox.deliver(doc)
 
 
-def action(command: str, params: dict, trace_id: str | None = None) -> dict:
+def action(command: str, params: dict, now: float, trace_id: str | None = None) -> dict:
     """A new action envelope (what `anima externalize` will write; tests and hosts too)."""
-    return queues.envelope("action", "externalize", {"command": command, "params": params}, "act", trace_id)
+    return queues.envelope("action", "externalize", {"command": command, "params": params}, "act", trace_id, now=now)
 

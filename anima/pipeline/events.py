@@ -17,8 +17,8 @@ EVENT_TYPES = ("message", "system", "action")
 ENVELOPE_FIELDS = ("source_type", "trace_id", "ttl_sec")
 
 
-def event(obj, what: str, node: str) -> dict:
-    """The envelope for one event object, or DataError saying what is missing."""
+def event(obj, what: str, node: str, now: float) -> dict:
+    """The envelope for one event object, said at `now`, or DataError saying what is missing."""
     if not isinstance(obj, dict):
         raise DataError(f"{what}: an event is a JSON object")
     payload = {k: v for k, v in obj.items() if k not in ENVELOPE_FIELDS}
@@ -35,16 +35,16 @@ def event(obj, what: str, node: str) -> dict:
     ttl = obj.get("ttl_sec")
     if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 0):
         raise DataError(f"{what}: ttl_sec must be a whole number of seconds")
-    return queues.envelope(source_type, node, payload, "event", trace_id, ttl)
+    return queues.envelope(source_type, node, payload, "event", trace_id, ttl, now=now)
 
 
-def parse_events(text: str, what: str, node: str) -> list[dict]:
+def parse_events(text: str, what: str, node: str, now: float) -> list[dict]:
     """One JSON object, or NDJSON of many: all valid, or DataError naming the bad line."""
     stripped = text.strip()
     if not stripped:
         raise DataError(f"{what}: no event")
     try:
-        return [event(json.loads(stripped), what, node)]
+        return [event(json.loads(stripped), what, node, now)]
     except ValueError:
         pass  # not one document: NDJSON, line by line
     events = []
@@ -55,7 +55,7 @@ def parse_events(text: str, what: str, node: str) -> list[dict]:
             obj = json.loads(line)
         except ValueError as e:
             raise DataError(f"{what}:{number}: not valid JSON ({e.msg})") from None
-        events.append(event(obj, f"{what}:{number}", node))
+        events.append(event(obj, f"{what}:{number}", node, now))
     return events
 
 
@@ -78,12 +78,12 @@ def preprocess(home, now: float, by: str = "anima preprocess") -> dict:
         source = queues.Queue(home, name)
         source.recover()
         dead: list = []
-        for file, doc in source.take(by, dead):
+        for file, doc in source.take(by, now, dead):
             env = doc["envelope"]
             msg_name = "msg_" + env["id"].split("_", 1)[-1] + ".json"
             if not out.has(msg_name):
                 msg = queues.envelope(env["source_type"], "preprocess", doc["payload"], "msg", env["trace_id"],
-                                      env.get("ttl_sec"), now)
+                                      env.get("ttl_sec"), now=now)
                 msg["envelope"]["id"] = msg_name[: -len(".json")]
                 msg["payload"] = {**doc["payload"], "event": env["id"], "happened": env["timestamp"]}
                 out.deliver(msg)

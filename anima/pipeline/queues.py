@@ -37,13 +37,13 @@ def new_id(prefix: str) -> str:
 
 
 def envelope(source_type: str, source_node: str, payload: dict, prefix: str, trace_id: str | None = None,
-             ttl_sec: int | None = None, now: float | None = None) -> dict:
+             ttl_sec: int | None = None, *, now: float) -> dict:
     """A new envelope around `payload`; a trace id is made when none is carried over."""
     if source_type not in SOURCE_TYPES:
         raise DataError(f"source_type {source_type!r}: must be one of {', '.join(SOURCE_TYPES)}")
     eid = new_id(prefix)
     return {"envelope": {"id": eid, "trace_id": trace_id or new_id("trace"),
-                         "timestamp": clock.iso(clock.now() if now is None else now),
+                         "timestamp": clock.iso(now),
                          "source_node": source_node, "source_type": source_type, "ttl_sec": ttl_sec},
             "payload": payload}
 
@@ -132,7 +132,7 @@ class Queue:
         named after what caused them, made once however often a crash repeats them."""
         return any(os.path.exists(os.path.join(self.dir, part, name)) for part in ("", "cur", "done"))
 
-    def take(self, by: str, dead: list | None = None):
+    def take(self, by: str, now: float, dead: list | None = None):
         """Claim each waiting file in turn and yield (name, envelope); a file another consumer
         won is skipped, a malformed one goes to dead_letter/ (and its name to `dead`)."""
         for name in self.ready():
@@ -142,7 +142,7 @@ class Queue:
             try:
                 doc = self.read(path)
             except DataError as e:
-                self.fail(name, name, str(e), by)
+                self.fail(name, name, str(e), by, now)
                 if dead is not None:
                     dead.append(name)
                 continue
@@ -151,11 +151,11 @@ class Queue:
     def finish(self, name: str) -> None:
         os.replace(os.path.join(self.dir, "cur", name), os.path.join(self._sub("done"), name))
 
-    def fail(self, name: str, what: str, why: str, by: str, claimed: bool = True) -> None:
+    def fail(self, name: str, what: str, why: str, by: str, now: float, claimed: bool = True) -> None:
         """Move a file to dead_letter/ beside its reason (written first: a crash between the
         two leaves a reason whose file is still in its queue, never a file with no reason)."""
         fs.ensure_dir(self.dead)
-        reason = {"what": what, "why": why, "when": clock.iso(clock.now()), "by": by, "queue": self.name}
+        reason = {"what": what, "why": why, "when": clock.iso(now), "by": by, "queue": self.name}
         fs.atomic_write(os.path.join(self.dead, name + ".reason"), json.dumps(reason, ensure_ascii=False) + "\n")
         source = os.path.join(self.dir, "cur", name) if claimed else os.path.join(self.dir, name)
         os.replace(source, os.path.join(self.dead, name))

@@ -187,6 +187,6 @@ def sweep(home, now: float, by: str) -> int:
                 continue
             if queue.claim(file) is None:
                 continue  # a consumer took it first
-            queue.fail(file, file, "ttl", by)
+            queue.fail(file, file, "ttl", by, now)
             moved += 1
     return moved

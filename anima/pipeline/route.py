@@ -72,24 +72,24 @@ def _copy(doc: dict, target: queues.Queue, suffix: str) -> None:
         target.deliver(copy)
 
 
-def run(home, rules: list, by: str = "anima route") -> dict:
-    """One pass of every rule, under a lock (a second route at once is Busy: exit 75)."""
+def run(home, rules: list, now: float, by: str = "anima route") -> dict:
+    """One pass of every rule at `now`, under a lock (a second route at once is Busy: exit 75)."""
     from anima.infra import fs
 
     with fs.locked(home.path("pipeline", "route"), wait=False, what="anima route (another one is running)"):
-        return _run(home, rules, by)
+        return _run(home, rules, now, by)
 
 
-def _run(home, rules: list, by: str) -> dict:
+def _run(home, rules: list, now: float, by: str) -> dict:
     counts = {"moved": 0, "merged": 0, "dead": 0}
     for rule in rules:
         source = queues.Queue.of(home, rule["from"])
         source.recover()  # what a killed route left claimed
         if rule["kind"] == "merge":
-            _merge(home, rule, source, counts, by)
+            _merge(home, rule, source, counts, now, by)
             continue
         dead: list = []
-        for name, doc in source.take(by, dead):
+        for name, doc in source.take(by, now, dead):
             if rule["kind"] == "broadcast":
                 targets = rule["to"]
             else:
@@ -103,7 +103,7 @@ def _run(home, rules: list, by: str) -> dict:
     return counts
 
 
-def _merge(home, rule: dict, source: queues.Queue, counts: dict, by: str) -> None:
+def _merge(home, rule: dict, source: queues.Queue, counts: dict, now: float, by: str) -> None:
     mode, expect, timeout = rule.get("mode", "all"), rule.get("expect", 2), rule.get("timeout_sec", 600)
     target = queues.Queue.of(home, rule["to"])
     groups: dict[str, list] = {}
@@ -113,7 +113,6 @@ def _merge(home, rule: dict, source: queues.Queue, counts: dict, by: str) -> Non
         except DataError:
             continue  # left for the consumer of that queue to dead-letter
         groups.setdefault(doc["envelope"]["trace_id"], []).append((name, doc))
-    now = clock.now()
     for trace, parts in groups.items():
         merged_id = f"msg_merge{zlib.crc32((rule['name'] + chr(0) + trace).encode()):08x}"
         merged_name = merged_id + ".json"
@@ -125,7 +124,8 @@ def _merge(home, rule: dict, source: queues.Queue, counts: dict, by: str) -> Non
             if not already:
                 first = claimed[0][1]
                 payload = first["payload"] if mode == "any" else {"parts": [d["payload"] for _, d in claimed[:expect]]}
-                doc = queues.envelope(first["envelope"]["source_type"], f"route:{rule['name']}", payload, "msg", trace)
+                doc = queues.envelope(first["envelope"]["source_type"], f"route:{rule['name']}", payload, "msg", trace,
+                                      now=now)
                 doc["envelope"]["id"] = merged_id
                 target.deliver(doc)
                 counts["merged"] += 1
@@ -136,6 +136,6 @@ def _merge(home, rule: dict, source: queues.Queue, counts: dict, by: str) -> Non
         if now - oldest > timeout:
             for n, _ in parts:
                 if source.claim(n) is not None:
-                    source.fail(n, n, "merge timeout", by)
+                    source.fail(n, n, "merge timeout", by, now)
                     counts["dead"] += 1
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from anima.infra import fs
+from anima.infra import clock, fs
 from anima.infra.errors import DataError, NotFound, Refused
 
 KEYS = (
@@ -72,12 +72,6 @@ def block_path(blocks_dir: str, key: str) -> str:
 
 def history_dir(blocks_dir: str, key: str) -> str:
     return os.path.join(blocks_dir, ".history", check_key(key))
-
-
-def now_utc() -> str:
-    from anima.infra import clock
-
-    return clock.iso(clock.now())
 
 
 def parse(text: str, key: str, path: str) -> Block:
@@ -160,9 +154,9 @@ def read_revision(blocks_dir: str, key: str, rev: int) -> Block:
     return parse(text, key, path)
 
 
-def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, lang: str,
-          updated: str | None = None, expect=None) -> int | None:
-    """Make `body` the block's body; keep the previous version in history.
+def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, lang: str, now: float,
+          expect=None) -> int | None:
+    """Make `body` the block's body, updated at `now`; keep the previous version in history.
 
     Returns the revision number the previous version was stored as, or None when there was
     no previous version. Raises Refused (nothing written) for a locked block without force,
@@ -193,7 +187,7 @@ def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, 
             revs = revisions(blocks_dir, key)
             rev = (revs[-1] if revs else 0) + 1
             fs.atomic_write(os.path.join(fs.ensure_dir(history_dir(blocks_dir, key)), f"{rev}.md"), old_text)
-        new = Block(key, old.title if old else TITLES[lang][key], locked, updated or now_utc(), body,
+        new = Block(key, old.title if old else TITLES[lang][key], locked, clock.iso(now), body,
                     old.extra if old else {})
         fs.atomic_write(path, render(new))
     return rev
@@ -214,12 +208,13 @@ def starter_body(lang: str, key: str) -> str:
     return resources.files("anima").joinpath("data", "blocks", lang, f"{key}.md").read_text("utf-8")
 
 
-def init_blocks(blocks_dir: str, lang: str) -> list[str]:
+def init_blocks(blocks_dir: str, lang: str, now: float) -> list[str]:
     """Write the six starter blocks that do not exist yet; return the paths written."""
     written = []
     for key in KEYS:
         path = block_path(blocks_dir, key)
-        block = Block(key, TITLES[lang][key], key in LOCKED_BY_DEFAULT, now_utc(), normalise(starter_body(lang, key)))
+        block = Block(key, TITLES[lang][key], key in LOCKED_BY_DEFAULT, clock.iso(now),
+                      normalise(starter_body(lang, key)))
         if fs.create(path, render(block)):
             written.append(path)
     return written

@@ -70,9 +70,8 @@ def read(home, pid: str) -> tuple[dict, str]:
     return autobiography.parse(text, file)
 
 
-def decide(home, pid: str, accept: bool, cap: int, lang: str, now: float | None = None) -> None:
-    """Accept (write the block) or reject an open proposal, then record the decision."""
-    now = clock.now() if now is None else now
+def decide(home, pid: str, accept: bool, cap: int, lang: str, now: float) -> None:
+    """Accept (write the block) or reject an open proposal at `now`, then record the decision."""
     file = path(home, pid)
     _check(home, pid, accept)  # refused before even the lock file is made; again under the lock
     with fs.locked(file, what=f"proposal {pid}"):
@@ -83,7 +82,7 @@ def decide(home, pid: str, accept: bool, cap: int, lang: str, now: float | None 
                     raise Refused(_changed(pid, str(meta.get("key", KEY))))
             try:
                 blocks.write(home.blocks, str(meta.get("key", KEY)), body, force=False, max_chars=cap, lang=lang,
-                             expect=unchanged_since)
+                             now=now, expect=unchanged_since)
             except blocks.Unchanged:
                 pass
         meta = {**meta, "status": "accepted" if accept else "rejected", "decided": clock.iso(now)}

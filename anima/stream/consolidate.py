@@ -276,7 +276,8 @@ class Consolidator:
                     theirs.extend(parts[1] if parts is not None else [line])
         words = echo.Words(theirs)
         try:
-            answer = llm.ask(self.home, self.cfg, "consolidator", self.lang, variables, MODEL_SCHEMA, backend,
+            answer = llm.ask(self.home, self.cfg, "consolidator", self.lang, variables, MODEL_SCHEMA, self.now,
+                             backend,
                              check=lambda a: model_problem(a, self.lang, words))
         except llm.Invalid as e:
             self.warnings.append(f"the model's consolidation was invalid twice ({e}); the rules wrote it")

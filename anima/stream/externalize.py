@@ -215,9 +215,8 @@ class Externalizer:
                               trace, now=now)
         return doc, why
 
-    def run(self, now: float | None = None, emit=None) -> dict:
-        """Act on every decision of hers since the cursor; return counts."""
-        now = clock.now() if now is None else now
+    def run(self, now: float, emit=None) -> dict:
+        """Act on every decision of hers since the cursor, at `now`; return counts."""
         counts = {"queued": 0, "unjustified": 0, "already": 0}
         self._journal_ids = None
         with fs.locked(self.cursor_path, what="anima externalize"):
@@ -299,20 +298,21 @@ class Externalizer:
             return None
 
         try:
-            answer = llm.ask(self.home, self.cfg, "externalizer", lang, variables, SCHEMA, self.backend, check)
+            answer = llm.ask(self.home, self.cfg, "externalizer", lang, variables, SCHEMA, now, self.backend,
+                             check)
         except llm.Invalid as e:
             doc = queues.envelope("reflection", "externalize", {"upto": list(upto), "raw": e.raw}, "reflection",
                                   now=now)
             doc["envelope"]["id"] = f"reflection_g{upto[0]}l{upto[1]}"
             if not os.path.exists(os.path.join(self.actions.dead, doc["envelope"]["id"] + ".json")):
-                bury(self.actions, doc, f"{e}; raw answer: {e.raw}", queue_name=None)
+                bury(self.actions, doc, f"{e}; raw answer: {e.raw}", now, queue_name=None)
             return upto
         if answer is None:
             return None
         lines = [line.strip() for line in answer["reflection"]]
         if not lines:
             return upto  # she had nothing to say: silence is normal
-        record = self.stream.append("\n".join(lines), "externalize", extra={"upto": list(upto)})
+        record = self.stream.append("\n".join(lines), "externalize", now, extra={"upto": list(upto)})
         self.view.refresh()
         stated = self.view.block(record) or []
         at = int(clock.parse(record["at"], "at"))
@@ -327,7 +327,7 @@ class Externalizer:
                                   now=now)
             doc["envelope"]["id"] = f"act_{at * 10**9:020d}g{record['gen']}l{n}m{k}"
             bury(self.actions, doc, f"unjustified: line {n} of gen {record['gen']} (her reflection) does not "
-                                    "state this decision")
+                                    "state this decision", now)
             counts["unjustified"] += 1
             self._journal(record, n, doc["envelope"]["id"], "unjustified", now)
         return upto
@@ -350,7 +350,7 @@ class Externalizer:
         if why is None:
             why = justify(self.view, doc["payload"])
         if why is not None:
-            bury(self.actions, doc, "unjustified: " + why)
+            bury(self.actions, doc, "unjustified: " + why, now)
             counts["unjustified"] += 1
         else:
             self.actions.deliver(doc)
@@ -391,13 +391,13 @@ def _same(d: dict, action: dict) -> bool:
     return True
 
 
-def bury(queue: queues.Queue, doc: dict, why: str, queue_name: str | None = "") -> str:
+def bury(queue: queues.Queue, doc: dict, why: str, now: float, queue_name: str | None = "") -> str:
     """Put an action straight into dead_letter/ beside its reason (the reason first). A
     reflection that came to nothing names no queue (`anima queue retry` cannot put it back)."""
     name = doc["envelope"]["id"] + ".json"
     fs.ensure_dir(queue.dead)
     reason = {"what": doc["payload"].get("command", doc["envelope"]["source_type"]), "why": why,
-              "when": clock.iso(clock.now()), "by": BY}
+              "when": clock.iso(now), "by": BY}
     if queue_name is not None:
         reason["queue"] = queue_name or queue.name
     fs.atomic_write(os.path.join(queue.dead, name + ".reason"), json.dumps(reason, ensure_ascii=False) + "\n")
@@ -405,7 +405,7 @@ def bury(queue: queues.Queue, doc: dict, why: str, queue_name: str | None = "") 
     return name
 
 
-def check_and_queue(home, doc: dict, view: View | None = None) -> str:
+def check_and_queue(home, doc: dict, now: float, view: View | None = None) -> str:
     """Queue an action that came from anywhere only if its citation holds; else dead_letter.
     Return "queued" or "unjustified"."""
     if view is None:
@@ -414,7 +414,7 @@ def check_and_queue(home, doc: dict, view: View | None = None) -> str:
     queue = queues.Queue(home, "action")
     why = justify(view, doc.get("payload"))
     if why is not None:
-        bury(queue, doc, "unjustified: " + why)
+        bury(queue, doc, "unjustified: " + why, now)
         return "unjustified"
     queue.deliver(doc)
     return "queued"

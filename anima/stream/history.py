@@ -175,8 +175,9 @@ def plan(turns: list[dict], speaker: str, lang: str, qmax: int) -> tuple[dict[st
 
 
 class Importer:
-    def __init__(self, home, cfg):
+    def __init__(self, home, cfg, now: float):
         self.home = home
+        self.now = now
         self.lang = cfg["core.lang"]
         self.qmax = cfg["internalize.quote_max_chars"]
         self.stream = Stream(home)
@@ -221,5 +222,5 @@ class Importer:
         return {**summary, "state": "done"}
 
     def _record(self, record: dict) -> None:
-        record = {**record, "at": clock.iso(clock.now())}
+        record = {**record, "at": clock.iso(self.now)}
         fs.append(self.record_path, json.dumps(record, ensure_ascii=False) + "\n")

@@ -345,9 +345,10 @@ def experience_lines(text: str) -> list[str]:
 # --- the run ------------------------------------------------------------------------------
 
 class Internalizer:
-    def __init__(self, home, cfg, backend: str | None = None):
+    def __init__(self, home, cfg, now: float, backend: str | None = None):
         self.home = home
         self.cfg = cfg
+        self.now = now  # the run's time: what it appends is stamped with it
         self.lang = cfg["core.lang"]
         self.qmax = cfg["internalize.quote_max_chars"]
         self.backend = cfg["llm.backend"] if backend is None else backend
@@ -385,7 +386,8 @@ class Internalizer:
                     return problem
             return None
 
-        answer = llm.ask(self.home, self.cfg, "internalizer", self.lang, variables, SCHEMA, self.backend, check)
+        answer = llm.ask(self.home, self.cfg, "internalizer", self.lang, variables, SCHEMA, self.now,
+                         self.backend, check)
         return None if answer is None else "\n".join(experience_lines(answer["experience"]))
 
     def key(self, doc: dict) -> str:
@@ -414,7 +416,7 @@ class Internalizer:
                                           "sha256": entry["sha256"], "event": key, **extra})
                 self.book.refresh()
                 return None
-            record = self.stream.append(text, BY, extra={"event": key, **extra}, held=True,
+            record = self.stream.append(text, BY, self.now, extra={"event": key, **extra}, held=True,
                                         before=lambda r: self.book.begin(key, r))
             self.book.refresh()
         return f"{heading(clock.parse(record['at'], 'at'))}\n\n{clean(text)}\n\n"
@@ -427,14 +429,14 @@ class Internalizer:
         counts = {"narrated": 0, "skipped": 0, "dead": 0}
         dead: list = []
         taken = 0
-        for file, doc in queue.take(f"anima {BY}", dead):
+        for file, doc in queue.take(f"anima {BY}", self.now, dead):
             try:
                 entry = self.one(doc)
             except DataError as e:
-                queue.fail(file, file, str(e), f"anima {BY}")
+                queue.fail(file, file, str(e), f"anima {BY}", self.now)
                 counts["dead"] += 1
             except Invalid as e:
-                queue.fail(file, file, f"{e}; raw answer: {e.raw}", f"anima {BY}")
+                queue.fail(file, file, f"{e}; raw answer: {e.raw}", f"anima {BY}", self.now)
                 counts["dead"] += 1
             except AnimaError:
                 # not this event's fault (no model, a bad setting): it waits for the next run

@@ -57,7 +57,7 @@ class Stream:
 
     # --- appending -----------------------------------------------------------------------
 
-    def append(self, text: str, by: str, at: float | None = None, max_chars: int | None = None,
+    def append(self, text: str, by: str, at: float, max_chars: int | None = None,
                extra: dict | None = None, held: bool = False, before=None) -> dict:
         """Append one entry of `text` (cleaned, see `clean`) and record it as `by`'s; return the
         record written to the bookkeeping file.
@@ -69,7 +69,6 @@ class Stream:
         import contextlib
 
         body = clean(text, max_chars)
-        at = clock.now() if at is None else at
         block = f"{heading(at)}\n\n{body}\n\n"
         with contextlib.nullcontext() if held else self.lock():
             if changeset.is_pending(self.home, "consolidate"):

@@ -215,8 +215,9 @@ def model_lines(home, cfg, now, environ):
         yield Line(OK, "budget", f"{cap - used} of {cap} model calls left this hour")
 
 
-def run(home, now: float | None = None, environ=os.environ) -> list[Line]:
-    now = clock.now() if now is None else now
+def run(home, now: float, environ=os.environ) -> list[Line]:
+    """Every check's line at `now` (her time: the last tick, the last consolidate, the model
+    budget; the ages of files are the files' own)."""
     lines = list(home_lines(home))
     if lines and lines[0].status == FAIL:
         return lines

@@ -120,7 +120,7 @@ def fact(home, cfg, fid: str) -> Plan:
     return plan
 
 
-def source(home, cfg, spec: str, warn) -> Plan:
+def source(home, cfg, spec: str, now: float, warn) -> Plan:
     from anima.recall import transcripts
 
     path, _, line = spec.rpartition(":")
@@ -132,7 +132,7 @@ def source(home, cfg, spec: str, warn) -> Plan:
     if not os.path.isabs(path) and not os.path.exists(full) and _in_stream(home, short):
         full = short  # now.md:LINE, archive/DATE.md:LINE
     if _in_stream(home, full):
-        return stream_line(home, cfg, full, number)
+        return stream_line(home, cfg, full, number, now)
     if not (os.path.isfile(full) and full.endswith(transcripts.SUFFIXES)):
         raise NotFound(f"--source {spec!r}: {path} is not a transcript (*.jsonl, *.jsonl.zst)")
     if not home.holds(full):
@@ -146,14 +146,14 @@ def source(home, cfg, spec: str, warn) -> Plan:
     if session_id is None:
         raise NotFound(f"--source {spec!r}: not a session anima reads")
     plan = Plan(f"turn {home.rel(full)}:{number}")
-    plan.add("turn", f"{home.rel(full)}:{number} (the line stays, empty)", lambda: _blank_line(full, number))
+    plan.add("turn", f"{home.rel(full)}:{number} (the line stays, empty)", lambda: _blank_line(full, number, now))
     _facts_step(home, plan, lambda f: ((f.get("source") or {}).get("session"),
                                        (f.get("source") or {}).get("line")) != (session_id, number))
     _derived_steps(home, plan)
     return plan
 
 
-def _blank_line(path: str, number: int) -> None:
+def _blank_line(path: str, number: int, now: float) -> None:
     """Replace line `number` of a transcript (plain or zstd) by a forgotten marker, in place."""
     from anima.recall.transcripts import ZSTD_SUFFIXES, _chunks
 
@@ -161,7 +161,7 @@ def _blank_line(path: str, number: int) -> None:
         data = b"".join(_chunks(path))
         packed = path.endswith(ZSTD_SUFFIXES)
         lines = data.split(b"\n")
-        lines[number - 1] = json.dumps({"type": "forgotten", "at": clock.iso(clock.now())}).encode()
+        lines[number - 1] = json.dumps({"type": "forgotten", "at": clock.iso(now)}).encode()
         data = b"\n".join(lines)
         if packed:
             import zstandard
@@ -170,7 +170,7 @@ def _blank_line(path: str, number: int) -> None:
         fs.atomic_write(path, data)
 
 
-def carry_out(home, plan: Plan, warn) -> list[dict]:
+def carry_out(home, plan: Plan, now: float, warn) -> list[dict]:
     """Do every step, then write the tombstone; return what was removed."""
     with plan.hold() if plan.hold is not None else contextlib.nullcontext():
         if plan.again is not None:
@@ -178,15 +178,15 @@ def carry_out(home, plan: Plan, warn) -> list[dict]:
             if [(s.what, s.where) for s in fresh.steps] != [(s.what, s.where) for s in plan.steps]:
                 raise Busy("forget: the home changed since the list was shown; nothing forgotten, run it again")
             plan = fresh
-        return _carry_out(home, plan, warn)
+        return _carry_out(home, plan, now, warn)
 
 
-def _carry_out(home, plan: Plan, warn) -> list[dict]:
+def _carry_out(home, plan: Plan, now: float, warn) -> list[dict]:
     if plan.ops is not None:
         removed = [{"what": s.what, "where": s.where} for s in plan.steps]
-        tomb = {"at": clock.iso(clock.now()), "forgot": plan.target, "removed": removed}
+        tomb = {"at": clock.iso(now), "forgot": plan.target, "removed": removed}
         plan.ops.append(home.path("log", "forgotten.jsonl"), json.dumps(tomb, ensure_ascii=False) + "\n")
-        plan.ops.apply(clock.iso(clock.now()), warn)
+        plan.ops.apply(clock.iso(now), warn)
         return removed
     removed = []
     for step in plan.steps:
@@ -197,7 +197,7 @@ def _carry_out(home, plan: Plan, warn) -> list[dict]:
                 warn(f"warning: {step.what} not removed ({e}); run `anima index rebuild` when it is free")
                 continue
         removed.append({"what": step.what, "where": step.where})
-    tomb = {"at": clock.iso(clock.now()), "forgot": plan.target, "removed": removed}
+    tomb = {"at": clock.iso(now), "forgot": plan.target, "removed": removed}
     fs.append(home.path("log", "forgotten.jsonl"), json.dumps(tomb, ensure_ascii=False) + "\n")
     return removed
 
@@ -211,16 +211,16 @@ def _in_stream(home, full: str) -> bool:
                                                              and rel.endswith(".md")))
 
 
-def stream_line(home, cfg, full: str, number: int) -> Plan:
+def stream_line(home, cfg, full: str, number: int, now: float) -> Plan:
     rel = os.path.relpath(os.path.realpath(full), os.path.realpath(home.root))
     if not os.path.isfile(full):
         raise NotFound(f"--source {rel}:{number}: no such file in the self-stream")
     if changeset.is_pending(home, "forget"):
         with _stream_locks(home):  # an earlier forget killed midway is finished before this one is listed
             pass
-    plan = _StreamForget(home, cfg, rel, number).plan()
+    plan = _StreamForget(home, cfg, rel, number, now).plan()
     plan.hold = lambda: _stream_locks(home)
-    plan.again = lambda: _StreamForget(home, cfg, rel, number).plan()
+    plan.again = lambda: _StreamForget(home, cfg, rel, number, now).plan()
     return plan
 
 
@@ -240,12 +240,13 @@ def _stream_locks(home):
 class _StreamForget:
     """What forgetting one line of the stream changes, computed without writing anything."""
 
-    def __init__(self, home, cfg, rel: str, number: int):
+    def __init__(self, home, cfg, rel: str, number: int, now: float):
         from anima.stream.now import Stream
 
         self.home, self.cfg, self.rel, self.number = home, cfg, rel, number
         self.lang = cfg["core.lang"]
-        self.today = clock.iso(clock.now())[:10]
+        self.now = now
+        self.today = clock.iso(now)[:10]
         self.stream = Stream(home)
         self.texts: dict[str, list[str]] = {}
         self.book = fs.new_json_lines(self.stream.book, 0)[0] or []
@@ -464,7 +465,7 @@ class _StreamForget:
             return
         # as blocks.write does it: the current version (scrubbed) into history, then the new one
         version = os.path.relpath(os.path.join(hist, f"{(revs[-1] if revs else 0) + 1}.md"), self.home.root)
-        new = blocks.Block(key, current.title, current.locked, clock.iso(clock.now()), body, current.extra)
+        new = blocks.Block(key, current.title, current.locked, clock.iso(self.now), body, current.extra)
         plan.add(f"{key} block", f"{rel} (written without it; the version before kept in {version})")
         plan.ops.create(version, scrubbed)
         plan.ops.replace(rel, blocks.render(new))
