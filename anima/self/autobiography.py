@@ -26,12 +26,10 @@ to deprecate one, a new entry is written whose front matter holds `deprecates: "
 (`forgotten`), and the summary leaves it out.
 """
 
-import json
 import os
 import re
 
-from anima.infra import fs
-from anima.infra.errors import DataError
+from anima.infra import frontmatter, fs
 
 ENTRY_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\.(\d+))?\.md")
 MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -43,44 +41,11 @@ def directory(home) -> str:
 
 
 def render(meta: dict, body: str) -> str:
-    head = ["---"] + [f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in meta.items()] + ["---"]
-    return "\n".join(head) + "\n" + body.rstrip("\n") + "\n"
+    return frontmatter.render(meta, body)
 
 
 def parse(text: str, path: str) -> tuple[dict, str]:
-    lines = text.split("\n")
-    if lines[0].rstrip() != "---":
-        raise DataError(f"{path}: an autobiography entry starts with '---' front matter")
-    try:
-        end = next(i for i in range(1, len(lines)) if lines[i].rstrip() == "---")
-    except StopIteration:
-        raise DataError(f"{path}: front matter opened with '---' is never closed") from None
-    meta = _json_lines(lines[1:end])
-    if meta is None:  # edited by hand into other YAML: the real parser
-        import yaml
-
-        try:
-            meta = yaml.safe_load("\n".join(lines[1:end])) or {}
-        except yaml.YAMLError:
-            raise DataError(f"{path}: front matter is not valid YAML") from None
-    if not isinstance(meta, dict):
-        raise DataError(f"{path}: front matter must be a mapping of fields")
-    return meta, "\n".join(lines[end + 1:]).strip("\n")
-
-
-def _json_lines(lines: list[str]) -> dict | None:
-    """Front matter as anima writes it (`key: JSON` a line), read without a YAML parser (a
-    summary reads every entry); None when it is anything else."""
-    meta = {}
-    for line in lines:
-        key, sep, value = line.partition(": ")
-        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-            return None
-        try:
-            meta[key] = json.loads(value)
-        except ValueError:
-            return None
-    return meta
+    return frontmatter.document(text, path, "an autobiography entry")
 
 
 def names(home) -> list[str]:

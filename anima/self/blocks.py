@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from anima.infra import clock, fs
+from anima.infra import clock, frontmatter, fs
 from anima.infra.errors import DataError, NotFound, Refused
 
 KEYS = (
@@ -76,25 +76,8 @@ def history_dir(blocks_dir: str, key: str) -> str:
 
 def parse(text: str, key: str, path: str) -> Block:
     """Read a block file; a file without front matter is all body."""
-    meta: dict = {}
-    body = text
-    lines = text.split("\n")
-    if lines[0].rstrip() == "---":
-        try:
-            end = next(i for i in range(1, len(lines)) if lines[i].rstrip() == "---")
-        except StopIteration:
-            raise DataError(f"{path}: front matter opened with '---' is never closed") from None
-        import yaml
-
-        try:
-            meta = yaml.safe_load("\n".join(lines[1:end])) or {}
-        except yaml.YAMLError as e:
-            where = getattr(e, "problem_mark", None)
-            at = f" at line {where.line + 2}" if where else ""
-            raise DataError(f"{path}: front matter is not valid YAML{at}") from None
-        if not isinstance(meta, dict):
-            raise DataError(f"{path}: front matter must be a mapping of fields")
-        body = "\n".join(lines[end + 1:])
+    found = frontmatter.parse(text, path)
+    meta, body = found if found is not None else ({}, text)
     meta = dict(meta)
     if meta.pop("key", key) != key:
         raise DataError(f"{path}: front matter names a different key than the file")

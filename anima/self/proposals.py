@@ -24,10 +24,10 @@ block is still the one the proposal was made against; `anima self reject ID` clo
 import os
 import re
 
-from anima.infra import clock, fs
+from anima.infra import clock, frontmatter, fs
 from anima.infra.digest import sha
 from anima.infra.errors import NotFound, Refused
-from anima.self import autobiography, blocks
+from anima.self import blocks
 
 KEY = "personality_baseline"
 ID = re.compile(r"p[0-9a-f]{8}")
@@ -41,6 +41,14 @@ def path(home, pid: str) -> str:
     if not ID.fullmatch(pid):
         raise NotFound(f"no proposal {pid!r}: ids look like p1a2b3c4d; `anima self proposals` lists them")
     return os.path.join(directory(home), pid + ".md")
+
+
+def render(meta: dict, body: str) -> str:
+    return frontmatter.render(meta, body)
+
+
+def parse(text: str, path: str) -> tuple[dict, str]:
+    return frontmatter.document(text, path, "a proposal")
 
 
 def new_id(key: str, basis: str) -> str:
@@ -58,7 +66,7 @@ def all_(home) -> list[tuple[dict, str]]:
     out = []
     for name in names:
         file = os.path.join(directory(home), name)
-        out.append(autobiography.parse(fs.read_text(file) or "", file))
+        out.append(parse(fs.read_text(file) or "", file))
     return sorted(out, key=lambda p: (str(p[0].get("proposed", "")), str(p[0].get("id", ""))))
 
 
@@ -67,7 +75,7 @@ def read(home, pid: str) -> tuple[dict, str]:
     text = fs.read_text(file)
     if text is None:
         raise NotFound(f"no proposal {pid}: `anima self proposals` lists them")
-    return autobiography.parse(text, file)
+    return parse(text, file)
 
 
 def decide(home, pid: str, accept: bool, cap: int, lang: str, now: float) -> None:
@@ -86,7 +94,7 @@ def decide(home, pid: str, accept: bool, cap: int, lang: str, now: float) -> Non
             except blocks.Unchanged:
                 pass
         meta = {**meta, "status": "accepted" if accept else "rejected", "decided": clock.iso(now)}
-        fs.atomic_write(file, autobiography.render(meta, body))
+        fs.atomic_write(file, render(meta, body))
 
 
 def _check(home, pid: str, accept: bool) -> tuple[dict, str]:

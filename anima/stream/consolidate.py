@@ -436,7 +436,7 @@ class Consolidator:
                     "evidence": [f"self-note {note.id}, injected {hits} times"
                                  + (f" (last {clock.iso(last)})" if isinstance(last, (int, float)) else "")
                                  + f": {note.text}"]}
-            self.changes.create(path, autobiography.render(meta, body))
+            self.changes.create(path, proposals.render(meta, body))
             made += 1
         self.counts["proposals"] = made + self._model_proposal(base, folded)
 
@@ -456,7 +456,7 @@ class Consolidator:
         meta = {"id": pid, "key": proposals.KEY, "status": "open", "proposed": clock.iso(self.now),
                 "by": self.model["by"], "base_sha256": sha(base.body),
                 "evidence": [" ".join(proposal["evidence"].split())]}
-        self.changes.create(proposals.path(self.home, pid), autobiography.render(meta, body))
+        self.changes.create(proposals.path(self.home, pid), proposals.render(meta, body))
         return 1
 
     # the new day ---------------------------------------------------------------------------
