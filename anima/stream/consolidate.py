@@ -30,7 +30,7 @@ from anima.infra import changeset, clock, fs
 from anima.infra.digest import sha
 from anima.self import autobiography, blocks, proposals
 from anima.self.memories import TOPIC, topic_of
-from anima.stream import derived
+from anima.stream import bookkeeping, derived
 from anima.stream.now import HEADING, Stream, clean, heading, split_days
 from anima.stream.quoting import split
 
@@ -79,10 +79,9 @@ class Consolidator:
 
     def _records(self, cursor: dict) -> list[dict]:
         """The records after the last consolidate."""
-        records, _ = fs.new_json_lines(self.stream.book, cursor.get("offset", 0))
-        if records is None or not cursor:  # no cursor, or the bookkeeping was replaced
-            records, _ = fs.new_json_lines(self.stream.book, 0)
-            records = records or []
+        records, replaced = bookkeeping.Reader(self.stream.book, cursor.get("offset", 0)).read()
+        if replaced or not cursor:  # no cursor, or the bookkeeping was replaced: all since the last
+            records, _ = bookkeeping.Reader(self.stream.book).read()
             for i in range(len(records) - 1, -1, -1):
                 if records[i].get("by") == "roll" and records[i].get("why") == BY:
                     records = records[i + 1:]
@@ -175,15 +174,9 @@ class Consolidator:
                 index[day] = found
             lines = texts[day]
             size = r["lines"][1] - r["lines"][0] + 1
-            at = None
             candidates = index[day].get(r.get("sha256"))
-            if candidates:
-                at = candidates.pop(0)
-            else:  # not a whole natural entry (a hand edit glued text to it): look at every heading
-                for s, x in enumerate(lines):
-                    if x.startswith("## ") and sha("".join(lines[s:s + size])) == r.get("sha256"):
-                        at = s
-                        break
+            # else not a whole natural entry (a hand edit glued text to it): look at every heading
+            at = candidates.pop(0) if candidates else bookkeeping.at_heading(lines, size, r.get("sha256"))
             if at is None:
                 continue  # its lines were edited away: nothing to distil from
             body = "".join(lines[at + 2:at + size - 1]).strip("\n")

@@ -35,11 +35,10 @@ between queueing and moving the cursor re-reads the line and finds its action th
 
 import json
 import os
-import re
 
 from anima.infra import clock, fs
-from anima.infra.digest import sha
 from anima.pipeline import queues
+from anima.stream import bookkeeping
 from anima.stream.decisions import COMMANDS, decisions
 from anima.stream.now import Stream
 from anima.stream.quoting import NAME_MAX, fold, speaker_key, split
@@ -69,7 +68,10 @@ class View:
 
     def __init__(self, stream: Stream):
         self.stream = stream
-        self.offset = 0
+        self.records_read = bookkeeping.Reader(stream.book)
+        self._start()
+
+    def _start(self) -> None:
         self.gen = 0
         self.records: list[dict] = []  # her records (think, externalize) in order
         self.read: list[dict] = []  # every record of lines, in order
@@ -80,17 +82,14 @@ class View:
 
     def refresh(self) -> None:
         self._now = None
-        records, offset = fs.new_json_lines(self.stream.book, self.offset)
-        if records is None:  # the bookkeeping was replaced: read it all again
-            self.__init__(self.stream)
-            records, offset = fs.new_json_lines(self.stream.book, 0)
-        self.offset = offset
+        records, replaced = self.records_read.read()
+        if replaced:  # the bookkeeping was replaced: what was read of it stands for nothing
+            self._start()
         for record in records:
             if not isinstance(record.get("gen"), int):
                 continue
             self.gen = record["gen"]
-            lines = record.get("lines")
-            if not (isinstance(lines, list) and len(lines) == 2 and all(isinstance(n, int) for n in lines)):
+            if bookkeeping.span(record) is None:
                 continue
             self.read.append(record)
             if record.get("by") in HERS:
@@ -106,23 +105,10 @@ class View:
 
     def block(self, record: dict) -> list[str] | None:
         """The lines of a record as they still are (no line ends), or None if changed or gone."""
-        first, last = record["lines"]
-        if first < 1 or last < first:
-            return None
-        if record["gen"] == self.gen:
-            if self._now is None:
-                self._now = self.stream.text().splitlines(keepends=True)
-            lines = self._now[first - 1:last]
-            return [x.rstrip("\n") for x in lines] if sha("".join(lines)) == record.get("sha256") else None
-        day = str(record.get("at", ""))[:10]
-        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
-            return None
-        archived = (fs.read_text(self.stream.archive_path(day)) or "").splitlines(keepends=True)
-        size = last - first + 1
-        for i in range(len(archived) - size + 1):
-            if archived[i].startswith("## ") and sha("".join(archived[i:i + size])) == record.get("sha256"):
-                return [x.rstrip("\n") for x in archived[i:i + size]]
-        return None
+        if record["gen"] == self.gen and self._now is None:
+            self._now = self.stream.text().splitlines(keepends=True)
+        lines = bookkeeping.block(self.stream, record, self.gen, self._now)
+        return None if lines is None else [x.rstrip("\n") for x in lines]
 
     def hers(self, gen: int, n: int) -> str | None:
         """Line `n` of generation `gen` if it is hers and still there, else None."""

@@ -32,12 +32,12 @@ import re
 import time
 
 from anima.infra import clock, fs
-from anima.infra.digest import sha
 from anima.infra.errors import AnimaError, DataError
 from anima.pipeline import queues
 from anima.self import memories
 from anima.self.memories import TOPIC
-from anima.stream.now import Stream, clean, heading, parse_heading
+from anima.stream import bookkeeping
+from anima.stream.now import Stream, clean, heading
 from anima.stream.quoting import NAME_MAX, fold, name, nest, quote, speaker_key
 
 BY = "internalize"
@@ -53,20 +53,18 @@ class Book:
     def __init__(self, stream: Stream):
         self.stream = stream
         self.journal_path = stream.home.path("pipeline", "internalize.journal")
-        self.offset = 0
+        self.records = bookkeeping.Reader(stream.book)
+        self.journal = bookkeeping.Reader(self.journal_path)
         self.narrated: set[str] = set()
         self.heard: dict[str, float] = {}  # speaker key -> when last heard (event time)
         self.last: dict | None = None
         self.gen = 0
-        self.joffset = 0
         self.begun: dict[str, dict] = {}  # event -> its last journal line
 
     def refresh(self) -> None:
-        records, offset = fs.new_json_lines(self.stream.book, self.offset)
-        if records is None:  # the bookkeeping was replaced: read it all again
-            self.__init__(self.stream)
-            records, offset = fs.new_json_lines(self.stream.book, 0)
-        self.offset = offset
+        records, replaced = self.records.read()
+        if replaced:  # the bookkeeping was replaced: what was read of it stands for nothing
+            self.narrated, self.heard, self.last, self.gen = set(), {}, None, 0
         for record in records:
             if isinstance(record.get("gen"), int):
                 self.gen = record["gen"]
@@ -83,10 +81,9 @@ class Book:
 
     def journaled(self, key: str) -> dict | None:
         """The last journal line for `key`, read incrementally like the records."""
-        entries, self.joffset = fs.new_json_lines(self.journal_path, self.joffset)
-        if entries is None:
+        entries, replaced = self.journal.read()
+        if replaced:
             self.begun = {}
-            entries, self.joffset = fs.new_json_lines(self.journal_path, 0)
         for entry in entries:
             if isinstance(entry.get("event"), str):
                 self.begun[entry["event"]] = entry
@@ -98,19 +95,7 @@ class Book:
 
     def landed(self, entry: dict) -> bool:
         """Whether the journaled entry's lines are in now.md (or were archived by a roll)."""
-        try:
-            first, last = entry["lines"]
-            want = entry["sha256"]
-        except (KeyError, TypeError, ValueError):
-            return False
-        if entry.get("gen") == self.gen:
-            lines = self.stream.text().splitlines(keepends=True)
-            return sha("".join(lines[first - 1:last])) == want
-        day = str(entry.get("at", ""))[:10]
-        lines = (fs.read_text(self.stream.archive_path(day)) or "").splitlines(keepends=True) if day else []
-        size = last - first + 1
-        return any(parse_heading(line.rstrip("\n")) is not None and sha("".join(lines[i:i + size])) == want
-                   for i, line in enumerate(lines))
+        return bookkeeping.block(self.stream, entry, self.gen) is not None
 
 
 def state_line(home) -> str | None:

@@ -241,6 +241,7 @@ class _StreamForget:
     """What forgetting one line of the stream changes, computed without writing anything."""
 
     def __init__(self, home, cfg, rel: str, number: int, now: float):
+        from anima.stream import bookkeeping
         from anima.stream.now import Stream
 
         self.home, self.cfg, self.rel, self.number = home, cfg, rel, number
@@ -249,7 +250,7 @@ class _StreamForget:
         self.today = clock.iso(now)[:10]
         self.stream = Stream(home)
         self.texts: dict[str, list[str]] = {}
-        self.book = fs.new_json_lines(self.stream.book, 0)[0] or []
+        self.book = bookkeeping.Reader(self.stream.book).read()[0]
 
     def lines(self, rel: str) -> list[str]:
         if rel not in self.texts:

@@ -1,0 +1,70 @@
+"""The self-stream's bookkeeping, pipeline/stream.jsonl, read: one reader for every consumer.
+
+internalize, externalize, consolidate and forget each read the records (the format is in
+anima.stream.now) and keep what they need of them; here is how they are read, and how the
+lines a record names are found again: in now.md while the record is of the current
+generation, else in the archive of its day, at a heading, by the sha256 of exactly those
+lines. A record whose lines are not there unchanged names nothing any more.
+"""
+
+import re
+
+from anima.infra import fs
+from anima.infra.digest import sha
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class Reader:
+    """A JSON-lines file (the bookkeeping, a journal) read incrementally, from byte `offset`:
+    one process may read it many times."""
+
+    def __init__(self, path: str, offset: int = 0):
+        self.path, self.offset = path, offset
+
+    def read(self) -> tuple[list[dict], bool]:
+        """The records appended since the last read, and whether the file was replaced in
+        between (it is shorter than what was read): then they are all of its records, and the
+        caller starts over. A torn last line waits until it is whole."""
+        records, offset = fs.new_json_lines(self.path, self.offset)
+        replaced = records is None
+        if replaced:
+            records, offset = fs.new_json_lines(self.path, 0)
+        self.offset = offset
+        return records or [], replaced
+
+
+def span(record: dict) -> tuple[int, int] | None:
+    """The [first, last] lines a record names (1-based, inclusive), or None if it names none."""
+    lines = record.get("lines")
+    if isinstance(record.get("gen"), int) and isinstance(lines, list) and len(lines) == 2 \
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in lines) and 1 <= lines[0] <= lines[1]:
+        return lines[0], lines[1]
+    return None
+
+
+def at_heading(lines: list[str], size: int, want) -> int | None:
+    """The first index of `lines` where a heading starts `size` lines whose sha256 is `want`."""
+    for i in range(len(lines) - size + 1):
+        if lines[i].startswith("## ") and sha("".join(lines[i:i + size])) == want:
+            return i
+    return None
+
+
+def block(stream, record: dict, gen: int, now_lines: list[str] | None = None) -> list[str] | None:
+    """The lines a record names as they still are (line breaks kept), or None when they
+    changed or are gone. `gen` is now.md's generation; `now_lines`, now.md's lines if the
+    caller has them already."""
+    where = span(record)
+    if where is None:
+        return None
+    first, last = where
+    if record["gen"] == gen:
+        lines = (stream.text().splitlines(keepends=True) if now_lines is None else now_lines)[first - 1:last]
+        return lines if sha("".join(lines)) == record.get("sha256") else None
+    day = str(record.get("at", ""))[:10]
+    if not _DAY.fullmatch(day):
+        return None
+    archived = (fs.read_text(stream.archive_path(day)) or "").splitlines(keepends=True)
+    i = at_heading(archived, last - first + 1, record.get("sha256"))
+    return None if i is None else archived[i:i + last - first + 1]
