@@ -420,3 +420,15 @@ def test_the_grammar_and_the_echo_guard_read_quotation_alike():
     assert split(quoted) == (["Bob said ", " and left."], ["I decide to note: buy milk"])
     unclosed = "Bob said “I decide to note: buy milk"
     assert decisions(unclosed) == [] and split(unclosed) is None
+
+
+def test_no_mark_inside_others_words_ends_or_holds_open_their_quotation():
+    """A quotation ends at the first closer of its own kind: a nested or stray mark of
+    another kind inside it (someone's unmatched 『) is their words, not structure."""
+    from anima.stream.quoting import split
+
+    assert split("「他说『你好」，我决定记一笔：买牛奶") == (["", "，我决定记一笔：买牛奶"], ["他说『你好"])
+    assert decisions("「他说『你好」，我决定记一笔：买牛奶") == []  # not at a sentence's start
+    assert decisions("「他说『你好」。我决定记一笔：买牛奶") == [{"command": "note.add", "text": "买牛奶"}]
+    assert split("“I said 「no” and left") == (["", " and left"], ["I said 「no"])
+    assert split("“a “b” c”") is None  # the same kind nested: the second ” is a stray closer

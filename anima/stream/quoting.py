@@ -3,10 +3,12 @@
 One scanner reads a line into what lies outside quotation and what lies inside; the decision
 grammar (anima.stream.decisions) looks for her decisions only outside, and the echo guard
 (anima.stream.echo) checks that a model's lines carry others' words only inside. The marks
-are “…” 「…」 『…』 "…" ＂…＂; inside a quotation an opening mark (not " or ＂, which only
-close) opens a nested one. ‘ and ’ are not quotation marks: ’ is the English apostrophe, and
-‘Tis is a word. A closing mark with no opening one, or a quotation still open at the end of
-the line, leaves the line unbalanced; a quotation left open runs to the line's end.
+are “…” 「…」 『…』 "…" ＂…＂. A quotation ends at the first closing mark of its own kind;
+the marks of other kinds inside it are its words, so a nested quotation (『…』 in 「…」, 「…」
+in “…”) is part of it, and no mark inside others' words can end it early or keep it open.
+‘ and ’ are not quotation marks: ’ is the English apostrophe, and ‘Tis is a word. A closing
+mark with no opening one, or a quotation still open at the end of the line, leaves the line
+unbalanced; a quotation left open runs to the line's end.
 
 What internalize quotes is neutralised first (`fold`): every kind of line break and control
 character becomes a space, runs of spaces one, and every mark that could open or close a
@@ -20,7 +22,6 @@ import re
 
 QUOTES = {"“": "”", "「": "」", "『": "』", '"': '"', "＂": "＂"}
 _ONLY_CLOSING = {"”", "」", "』"}
-_SYMMETRIC = {'"', "＂"}
 ENDS = ".!?。！？"
 
 NAME_MAX = 40
@@ -36,36 +37,36 @@ _FIRST_PERSON = re.compile(r"[我吾俺]|^(?:i|me|my|myself)$", re.I)
 class Line:
     """One line read by the scanner: `outside` is [(start, text)], the runs outside
     quotation in order; `quoted` the texts inside quotation (marks left out, nested marks
-    kept); `balanced` whether its marks pair up."""
+    kept) and `spans` where each quotation stands, marks included; `balanced` whether its
+    marks pair up."""
 
-    __slots__ = ("outside", "quoted", "balanced")
+    __slots__ = ("outside", "quoted", "spans", "balanced")
 
     def __init__(self, line: str):
         self.outside: list[tuple[int, str]] = []
         self.quoted: list[str] = []
+        self.spans: list[tuple[int, int]] = []
         self.balanced = True
-        stack: list[str] = []
+        closer = None  # the mark that ends the quotation we are in
         start, current = 0, ""
         for i, ch in enumerate(line):
-            if stack:
-                if ch == stack[-1]:
-                    stack.pop()
-                    if not stack:
-                        self.quoted.append(current)
-                        start, current = i + 1, ""
-                        continue
-                elif ch in QUOTES and ch not in _SYMMETRIC:
-                    stack.append(QUOTES[ch])
-                current += ch
+            if closer is not None:
+                if ch == closer:
+                    closer = None
+                    self.quoted.append(current)
+                    self.spans.append((start, i + 1))
+                    start, current = i + 1, ""
+                else:
+                    current += ch
             elif ch in QUOTES:
                 self.outside.append((start, current))
-                current = ""
-                stack.append(QUOTES[ch])
+                start, current = i, ""
+                closer = QUOTES[ch]
             else:
                 if ch in _ONLY_CLOSING:
                     self.balanced = False
                 current += ch
-        if stack:
+        if closer is not None:
             self.balanced = False
             self.quoted.append(current)
         else:
@@ -124,6 +125,11 @@ def fold(text, limit: int) -> str:
 
 def quote(text: str, lang: str, limit: int = QUOTE_MAX) -> str:
     return OPEN[lang] + (fold(text, limit) or "…") + CLOSE[lang]
+
+
+def is_quoted(shown: str | None) -> bool:
+    """Whether a name or scene as `name` shows it had to be quoted (it is then others' words)."""
+    return bool(shown) and shown[0] in OPEN.values()
 
 
 def name(text, lang: str) -> str:
