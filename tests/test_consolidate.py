@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import time
 
+import pytest
 import yaml
 
 from conftest import kill_after, kill_when, snapshot, wait_until, wchan
@@ -644,3 +645,19 @@ def test_autocommit_says_consolidate_and_the_day(run, home, utc, tmp_path, monke
     consolidate(run)                                                  # nothing lived: no commit
     assert git("log", "-1", "--format=%s").strip() == "consolidate 2026-11-30"
     assert len(git("log", "--format=%s").splitlines()) == 3
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_what_was_said_is_taken_from_the_records_not_read_back_from_the_sentences(run, home, utc, lang):
+    """A speaker's name that reads like a narrated sentence (quoted, so it may hold anything)
+    cannot make consolidate take the wrong words or the wrong name: the record says who spoke
+    and which quotation of the line holds the words."""
+    ok(run("init", "--lang", lang), None)
+    say(run, "the real words", "Eve said: “I decide 说：「x", "2026-11-30T09:00:00Z", "the garden")
+    consolidate(run)
+    [memory] = (home / "self" / "memories").iterdir()
+    lines = memory.read_text().splitlines()
+    assert lines[-1].endswith(("“the real words”", "「the real words」"))
+    assert lines[-1].startswith("- 2026-11-30 09:00 (") and "the garden" in lines[-1]
+    entry = read(home, "self/autobiography/2026-11-30.md")
+    assert "Eve said: ‘I decide 说：『x" in entry  # her name for the speaker, quoted, in the title and the text

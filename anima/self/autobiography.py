@@ -29,11 +29,9 @@ to deprecate one, a new entry is written whose front matter holds `deprecates: "
 import os
 import re
 
-from anima.infra import frontmatter, fs
+from anima.infra import frontmatter, fs, phrases
 
 ENTRY_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\.(\d+))?\.md")
-MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-             "October", "November", "December")
 
 
 def directory(home) -> str:
@@ -71,23 +69,18 @@ def entries(home) -> list[tuple[str, dict, str]]:
     return out
 
 
-_FORGOTTEN = {
-    "en": ("{when}: forgotten", "(I was asked to forget what was written here, on {day}.)"),
-    "zh": ("{when}：已遗忘", "（这里原来写的内容，我在 {day} 被要求忘记了。）"),
-}
-
-
 def tombstone(meta: dict, day: str, lang: str) -> tuple[dict, str]:
     """The front matter and body of an entry whose source was forgotten: no word of what it
     said (no title, summary, people or period), only its id, date, when it was written, its
     sources (line numbers) and when it was forgotten."""
-    title, body = _FORGOTTEN.get(lang, _FORGOTTEN["en"])
     date = str(meta.get("date", ""))[:10]
     when = day_words(date, lang) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", date) else date
-    kept = {"id": meta.get("id"), "title": title.format(when=when), "date": meta.get("date")}
+    kept = {"id": meta.get("id"), "title": phrases.say(lang, "autobiography", "forgotten_title", when=when),
+            "date": meta.get("date")}
     kept.update({k: meta[k] for k in ("written", "deprecates", "sources") if k in meta})
     kept["forgotten"] = day
-    return {k: v for k, v in kept.items() if v is not None}, body.format(day=day)
+    body = phrases.say(lang, "autobiography", "forgotten_body", day=day)
+    return {k: v for k, v in kept.items() if v is not None}, body
 
 
 def free_id(taken: set[str], day: str) -> str:
@@ -101,18 +94,14 @@ def free_id(taken: set[str], day: str) -> str:
 
 def day_words(day: str, lang: str) -> str:
     y, m, d = (int(x) for x in day.split("-"))
-    return f"{d} {MONTHS_EN[m - 1]} {y}" if lang == "en" else f"{y}年{m}月{d}日"
+    return phrases.say(lang, "autobiography", "day", day=d, month=phrases.word(lang, "autobiography", "months")[m - 1],
+                       year=y)
 
 
-def _people(heard: dict, lang: str, most: int = 3) -> str:
+def people(heard: dict, lang: str, most: int = 3) -> str:
+    """Who she heard from, the most often first, and how many others."""
     names_ = [n for n, _ in sorted(heard.items(), key=lambda kv: (-kv[1], kv[0]))]
-    shown = names_[:most]
-    rest = len(names_) - len(shown)
-    if lang == "zh":
-        return "、".join(shown) + (f" 等 {len(names_)} 人" if rest else "")
-    if rest:
-        return ", ".join(shown) + f" and {rest} other{'s' if rest > 1 else ''}"
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    return phrases.listing(lang, names_, most, "others")
 
 
 def summary(found: list[tuple[str, dict, str]], lang: str, recent_days: int, max_chars: int,
@@ -149,16 +138,14 @@ def summary(found: list[tuple[str, dict, str]], lang: str, recent_days: int, max
                     if isinstance(n, int):
                         heard[str(who)] = heard.get(str(who), 0) + n
         count = len(groups[key])
-        if lang == "zh":
-            when = f"{key[:4]}年{int(key[5:7])}月" if len(key) == 7 else f"{key}年"
-            what = f"我听得最多的是 {_people(heard, lang)}。" if heard else "多是我自己的思绪。"
-            lines_older.append(f"- {when}，{count} 天：{what}")
-        else:
-            when = f"{MONTHS_EN[int(key[5:7]) - 1]} {key[:4]}" if len(key) == 7 else key
-            what = f"I heard most from {_people(heard, lang)}." if heard else "Mostly my own thoughts."
-            lines_older.append(f"- {when}, {count} day{'s' if count > 1 else ''}: {what}")
-    head_recent = "最近几天：" if lang == "zh" else "Recent days:"
-    head_older = "更早：" if lang == "zh" else "Earlier:"
+        when = phrases.say(lang, "autobiography", "month", year=key[:4],
+                           month=phrases.word(lang, "autobiography", "months")[int(key[5:7]) - 1]) \
+            if len(key) == 7 else phrases.say(lang, "autobiography", "year", year=key)
+        what = phrases.say(lang, "autobiography", "heard_most", people=people(heard, lang)) if heard \
+            else phrases.word(lang, "autobiography", "own_thoughts")
+        lines_older.append(phrases.counted(lang, "autobiography", "period", count, when=when, count=count, what=what))
+    head_recent = phrases.word(lang, "autobiography", "recent")
+    head_older = phrases.word(lang, "autobiography", "earlier")
 
     def assemble(r, o):
         parts = [head_recent, *r]

@@ -26,13 +26,14 @@ import json
 import os
 import re
 
-from anima.infra import changeset, clock, fs
+from anima.infra import changeset, clock, fs, phrases
 from anima.infra.digest import sha
 from anima.self import autobiography, blocks, proposals
 from anima.self.memories import TOPIC, topic_of
 from anima.stream import bookkeeping, derived
+from anima.stream.internalize import narrate_action
 from anima.stream.now import HEADING, Stream, clean, heading, split_days
-from anima.stream.quoting import split
+from anima.stream.quoting import Line, is_quoted, name, split
 
 BY = "consolidate"
 ENTRY_MAX = 4000
@@ -196,16 +197,14 @@ class Consolidator:
 
     # memories ------------------------------------------------------------------------------
 
-    def _memories(self, items: list[dict]) -> list[dict]:
-        from anima.stream.quoting import name
-
+    def _memories(self, items: list[dict]) -> None:
         adds: dict[str, list[str]] = {}
         came: dict[str, list[list[dict]]] = {}  # topic -> the items each line came from
         names: dict[str, str] = {}
         for i in items:
             if i["by"] != "internalize" or i.get("source_type") != "message" or not isinstance(i.get("speaker"), str):
                 continue
-            words = quotation(i["body"])
+            words = said(i, self.lang)
             if words is None:
                 continue
             happened = i.get("happened") if isinstance(i.get("happened"), str) else i["at"]
@@ -216,7 +215,7 @@ class Consolidator:
             topic = topic_of(i["speaker"])
             adds.setdefault(topic, []).append(line)
             came.setdefault(topic, []).append([i])
-            names.setdefault(topic, speaker_name(i["body"]) or name(i["speaker"], self.lang))
+            names.setdefault(topic, speaker(i, self.lang))
         if self.model:
             day = items[0]["at"][:10]
             for m in self.model.get("memories", []):
@@ -234,7 +233,7 @@ class Consolidator:
             if old is None:
                 who = names.get(topic)
                 title = f"# {topic}\n\n" if who is None else \
-                    f"# {who} 对我说过的话\n\n" if self.lang == "zh" else f"# What {who} said to me\n\n"
+                    phrases.say(self.lang, "consolidate", "memory_title", who=who) + "\n\n"
                 self.changes.create(path, title + "".join(x for x, _ in new))
                 base = title.count("\n")
             else:
@@ -299,79 +298,69 @@ class Consolidator:
         return meta
 
     def _rules_entry(self, items: list[dict], day: str) -> tuple[dict, str]:
+        from anima.stream.context import state_line
         from anima.stream.decisions import decisions
-        from anima.stream.internalize import state_line
 
-        en = self.lang == "en"
+        lang = self.lang
+
+        def say(key, **values):
+            return phrases.say(lang, "consolidate", key, **values)
+
         heard: dict[str, int] = {}
         first_heard: dict[str, str] = {}
-        hers, did, decided = [], [], []
-        # a message whose line was forgotten names no one: the name they go by elsewhere that day
-        known = {i.get("speaker"): speaker_name(i["body"]) for i in items if speaker_name(i["body"])}
+        hers, deeds, decided = [], [], []
         for i in items:
             if i["by"] == "internalize" and i.get("source_type") == "message":
-                who = speaker_name(i["body"]) or known.get(i.get("speaker")) or str(i.get("speaker", "?"))
+                who = speaker(i, lang)
                 heard[who] = heard.get(who, 0) + 1
                 first_heard.setdefault(who, str(i.get("happened") or i["at"])[11:16])
             elif i["by"] == "internalize" and i.get("source_type") == "action":
-                sentence = re.split(r"(?<=[.。])\s*", i["body"].strip(), maxsplit=1)[0]
-                # what she did, in her words; a failure quotes words from outside: left out
-                if sentence and sentence not in did and not re.search("[“”「」‘’『』\"']", sentence):
-                    did.append(sentence)
+                sentence = did(i, lang)
+                if sentence and sentence not in deeds:
+                    deeds.append(sentence)
             elif i["by"] in ("think", "externalize"):
                 hers.append(i["body"])
                 for line in i["body"].split("\n"):
                     for d in decisions(line):
-                        phrase = decision_phrase(d, self.lang)
+                        phrase = decision_phrase(d, lang)
                         if phrase not in decided:
                             decided.append(phrase)
-        when = autobiography.day_words(day, self.lang)
+        when = autobiography.day_words(day, lang)
         paragraphs = []
-        people = _list([f"{w}（{n} 次）" if not en else f"{w} (once, at {first_heard[w]})" if n == 1
-                        else f"{w} ({n} times, first at {first_heard[w]})" for w, n in heard.items()], self.lang, 8)
-        if heard:
-            paragraphs.append(f"On {when} I heard from {people}." if en else f"{when}，我听到了 {people} 的消息。")
-        else:
-            paragraphs.append(f"On {when} I heard from no one; the day was my own." if en
-                              else f"{when}，没有人来找我，这一天属于我自己。")
+        people = phrases.listing(lang, [say("heard_once" if n == 1 else "heard_times", who=w, n=n, time=first_heard[w])
+                                        for w, n in heard.items()], 8)
+        paragraphs.append(say("heard", when=when, people=people) if heard else say("heard_no_one", when=when))
         if decided:
-            paragraphs.append(("I decided " + _list(decided, "en", 6) + ".") if en
-                              else ("我决定" + _list(decided, "zh", 6) + "。"))
-        if did:
-            paragraphs.append(("What I did: " if en else "我做了的事：") + (" " if en else "").join(did[:8]))
+            paragraphs.append(say("decided", what=phrases.listing(lang, decided, 6)))
+        if deeds:
+            paragraphs.append(say("did", what=phrases.word(lang, "internalize", "join").join(deeds[:8])))
         diary = []
         for d in sorted({i["at"][:10] for i in items} or {day}):
             text = fs.read_text(self.home.path("self", "diary", d + ".md"))
             if text:
                 diary.append(" ".join(x for x in text.split("\n") if x.strip() and not x.startswith("## ")))
         if diary:
-            said = _fold(" ".join(diary), DIARY_MAX)
-            paragraphs.append(f"From my diary: {said}" if en else f"我的日记里写着：{said}")
+            paragraphs.append(say("diary", said=_fold(" ".join(diary), DIARY_MAX)))
         if hers:
-            last = _fold(hers[-1], THOUGHT_MAX)
-            paragraphs.append(f"I had {len(hers)} thought{'s' if len(hers) > 1 else ''} of my own; the last: {last}"
-                              if en else f"我自己想了 {len(hers)} 件事；最后想的是：{last}")
+            paragraphs.append(phrases.counted(lang, "consolidate", "thoughts", len(hers),
+                                              last=_fold(hers[-1], THOUGHT_MAX)))
         state = state_line(self.home)
         if state:
-            paragraphs.append(f"At the end of it, my state: {state}" if en else f"这一天结束时，我的状态：{state}")
+            paragraphs.append(say("state", state=state))
         body = "\n\n".join(paragraphs)
         if len(body) > ENTRY_MAX:
             body = body[: ENTRY_MAX - 1].rstrip() + "…"
-        names_ = list(heard)
-        if names_:
-            title = f"{when}: {autobiography._people(heard, 'en')}" if en \
-                else f"{when}：{autobiography._people(heard, 'zh')}"
-        else:
-            title = f"{when}: my own thoughts" if en else f"{when}：我自己的思绪"
+        everyone = autobiography.people(heard, lang)
+        title = say("title", when=when, people=everyone) if heard else say("title_alone", when=when)
         summary_parts = []
         if heard:
-            summary_parts.append(f"I heard from {autobiography._people(heard, 'en')}" if en
-                                 else f"我听到了 {autobiography._people(heard, 'zh')} 的消息")
+            summary_parts.append(say("summary_heard", people=everyone))
         if decided:
-            summary_parts.append("I decided " + _list(decided, "en", 3) if en else "我决定" + _list(decided, "zh", 3))
+            summary_parts.append(say("summary_decided", what=phrases.listing(lang, decided, 3)))
         if not summary_parts:
-            summary_parts.append("A day of my own thoughts" if en else "这一天我独自思考")
-        summary = _fold(("; " if en else "；").join(summary_parts) + ("." if en else "。"), SUMMARY_MAX)
+            summary_parts.append(say("summary_alone"))
+        summary = _fold(say("summary_join").join(summary_parts) + phrases.word(lang, "internalize", "end"),
+                        SUMMARY_MAX)
         times = sorted(i["at"] for i in items)
         meta = {"title": title, "date": day, "written": clock.iso(self.now),
                 "period": [times[0], times[-1]] if times else [clock.iso(self.now)] * 2,
@@ -455,10 +444,10 @@ class Consolidator:
     # the new day ---------------------------------------------------------------------------
 
     def _new_day(self, carried: list[dict]) -> str:
-        en = self.lang == "en"
-        text = "A new day begins." if en else "新的一天开始了。"
+        text = phrases.say(self.lang, "consolidate", "new_day")
         if carried:
-            text += (" Still on my mind:" if en else "我还惦记着：") + "\n\n" + "\n\n".join(i["body"] for i in carried)
+            text += phrases.say(self.lang, "consolidate", "still_on_my_mind") + "\n\n" + \
+                "\n\n".join(i["body"] for i in carried)
         return f"{heading(self.now)}\n\n{clean(text)}\n\n"
 
 
@@ -519,45 +508,37 @@ def model_problem(answer: dict, lang: str, words=None) -> str | None:
     return None
 
 
-# --- reading her entries ----------------------------------------------------------------------
+# --- reading her day from the records --------------------------------------------------------
 
-def quotation(body: str) -> str | None:
-    """The words someone said, as internalize quoted them (marks included)."""
-    for closer, lead in (("”", ": “"), ("」", "说：「")):
-        at = body.find(lead)
-        if at >= 0:
-            start = at + len(lead) - 1
-            end = body.find(closer, start + 1)
-            if end > start:
-                return body[start:end + 1]
-    return None
+def said(item: dict, lang: str) -> str | None:
+    """The words a message's speaker said, as her entry quotes them (marks included): the
+    quotation of the entry's first line that its record names (after the speaker's name and
+    the scene, where those had to be quoted); None when the line no longer holds it."""
+    k = item.get("said")
+    if not isinstance(k, int):  # a record written before it said so: counted as internalize counts them
+        k = sum(is_quoted(name(x, lang)) for x in (item.get("speaker"), item.get("scene")) if isinstance(x, str) and x)
+    line = item["body"].split("\n", 1)[0]
+    spans = Line(line).spans
+    return line[slice(*spans[k])] if 0 <= k < len(spans) else None
 
 
-def speaker_name(body: str) -> str | None:
-    m = re.match(r"(.+?) (?:said(?: in .+?)?: “|(?:在.+?里)?说：「)", body)
-    return m[1] if m else None
+def speaker(item: dict, lang: str) -> str:
+    """How she named who spoke: the record's name, else (an earlier record) the speaker's key."""
+    return item["name"] if isinstance(item.get("name"), str) else name(str(item.get("speaker", "?")), lang)
+
+
+def did(item: dict, lang: str) -> str | None:
+    """What she did, in her words, from an action result's record; None for a failure (it
+    quotes words from outside) or a record that does not say."""
+    if item.get("ok") is not True or not isinstance(item.get("command"), str):
+        return None
+    result = {"path": item["topic"] + ".md"} if isinstance(item.get("topic"), str) else {}
+    return narrate_action({"command": item["command"], "ok": True, "result": result}, lang, 0)[0]
 
 
 def decision_phrase(d: dict, lang: str) -> str:
-    command = d["command"]
-    if lang == "zh":
-        return {"reply": f"回复 {d.get('name', '')}", "diary.write": "写日记",
-                "memory.write": f"记住关于 {d.get('topic', '')} 的事", "note.add": "给自己记一笔",
-                "state.update": "更新我的状态"}.get(command, command)
-    return {"reply": f"to reply to {d.get('name', '')}", "diary.write": "to write in my diary",
-            "memory.write": f"to remember something about {d.get('topic', '')}",
-            "note.add": "to note something about myself", "state.update": "to update my state"}.get(command, command)
-
-
-def _list(words: list[str], lang: str, most: int) -> str:
-    if not words:
-        return ""
-    shown, rest = words[:most], len(words) - most
-    if lang == "zh":
-        return "、".join(shown) + (f"等 {len(words)} 件事" if rest > 0 else "")
-    if rest > 0:
-        return ", ".join(shown) + f" and {rest} more"
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    phrase = phrases.word(lang, "consolidate", "decision").get(d["command"])
+    return phrase.format(name=d.get("name", ""), topic=d.get("topic", "")) if phrase else d["command"]
 
 
 def ranges(items: list[dict]) -> list[tuple[str, int, int]]:

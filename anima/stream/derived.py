@@ -17,27 +17,27 @@ A line `anima forget` took out of the stream becomes a tombstone line in her wor
 the day and no content.
 """
 
+import functools
 import json
 import re
 
-from anima.infra import fs
+from anima.infra import fs, phrases
 
 DERIVED = ("pipeline", "derived.jsonl")
-# A forgotten stream line, as anima forget writes it (en and zh); it holds no content.
-_TOMBSTONE = {
-    "en": "(I was asked to forget what was here, on {day}.)",
-    "zh": "（这里原有的内容，我在 {day} 被要求忘记了。）",
-}
-_TOMBSTONE_LINE = re.compile(r"\(I was asked to forget what was here, on \d{4}-\d{2}-\d{2}\.\)"
-                             r"|（这里原有的内容，我在 \d{4}-\d{2}-\d{2} 被要求忘记了。）")
-
-
 def tombstone_line(day: str, lang: str) -> str:
-    return _TOMBSTONE.get(lang, _TOMBSTONE["en"]).format(day=day)
+    return phrases.say(lang, "forget", "line", day=day)
+
+
+@functools.cache
+def _tombstone() -> re.Pattern:
+    """A tombstone line in any language anima speaks."""
+    return re.compile("|".join(re.escape(phrases.word(lang, "forget", "line")).replace(re.escape("{day}"),
+                                                                                      r"\d{4}-\d{2}-\d{2}")
+                               for lang in phrases.LANGS))
 
 
 def is_tombstone(line: str) -> bool:
-    return bool(_TOMBSTONE_LINE.fullmatch(line.rstrip("\n")))
+    return bool(_tombstone().fullmatch(line.rstrip("\n")))
 
 
 def path(home) -> str:

@@ -36,7 +36,7 @@ between queueing and moving the cursor re-reads the line and finds its action th
 import json
 import os
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, phrases
 from anima.pipeline import queues
 from anima.stream import bookkeeping
 from anima.stream.decisions import COMMANDS, decisions
@@ -238,8 +238,7 @@ class Externalizer:
         reflection does not state. Return the last line reflected on, or None when there was
         nothing new or the rules take over (the budget). Unavailable: nothing changed."""
         from anima.infra import llm
-        from anima.stream import echo
-        from anima.stream.internalize import NONE, knowing, relevant
+        from anima.stream import context, echo
 
         fresh = [r for r in self.view.read if (r["gen"], r["lines"][1]) > start and r.get("by") != "externalize"]
         if not fresh:
@@ -262,12 +261,12 @@ class Externalizer:
         read = "\n\n".join(texts)[-READ_CHARS:]
         words = echo.Words(quoted)
         lang = self.cfg["core.lang"]
-        none = NONE[lang]
+        none = phrases.word(lang, "internalize", "none")
         topics: list[str] = []
         for who in speakers or [None]:
-            topics += [t for t in relevant(self.home, who, read) if t not in topics]
+            topics += [t for t in context.relevant(self.home, who, read) if t not in topics]
         state = (fs.read_text(self.home.path("self", "state.md")) or "").strip()[:2000]
-        variables = {"lines": read, "state": state or none, "memories": knowing(self.home, topics) or none,
+        variables = {"lines": read, "state": state or none, "memories": context.knowing(self.home, topics) or none,
                      "speakers": ", ".join(speakers) or none, "max_lines": str(REFLECTION_LINES)}
 
         def check(answer: dict) -> str | None:

@@ -40,7 +40,7 @@ import os
 import stat
 import time
 
-from anima.infra import clock, digest, fs
+from anima.infra import clock, digest, fs, phrases
 from anima.infra.errors import DataError, UsageError
 from anima.stream.now import Stream, clean, heading
 from anima.stream.quoting import name, quote
@@ -156,10 +156,10 @@ def entry(turn: dict, speaker: str, lang: str, qmax: int) -> str | None:
         return None
     said = quote(turn["text"], lang, qmax)
     if turn["role"] == "assistant":
-        body = f"I said: {said}." if lang == "en" else f"我说：{said}。"
+        body = phrases.say(lang, "history", "i_said", said=said)
     else:
         who = name(turn["name"] if turn["name"] and turn["name"].strip() else speaker, lang)
-        body = f"{who} said: {said}." if lang == "en" else f"{who} 说：{said}。"
+        body = phrases.say(lang, "internalize", "said", who=who, said=said)
     return f"{heading(turn['at'])}\n\n{clean(body)}\n\n"
 
 

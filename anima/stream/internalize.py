@@ -31,18 +31,15 @@ import os
 import re
 import time
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, phrases
 from anima.infra.errors import AnimaError, DataError
 from anima.pipeline import queues
-from anima.self import memories
 from anima.self.memories import TOPIC
-from anima.stream import bookkeeping
+from anima.stream import bookkeeping, context
 from anima.stream.now import Stream, clean, heading
-from anima.stream.quoting import NAME_MAX, fold, name, nest, quote, speaker_key
+from anima.stream.quoting import NAME_MAX, fold, is_quoted, name, nest, quote, speaker_key
 
 BY = "internalize"
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
-_PROMISE = re.compile(r"答应|承诺|保证|promised?\b|\bowe\b", re.I)
 
 
 # --- what she knows: bookkeeping, state, memories -----------------------------------------
@@ -98,123 +95,55 @@ class Book:
         return bookkeeping.block(self.stream, entry, self.gen) is not None
 
 
-def state_line(home) -> str | None:
-    """The first line of state.md that says something (headings and bullets stripped)."""
-    text = fs.read_text(home.path("self", "state.md")) or ""
-    for line in text.split("\n"):
-        if line.lstrip().startswith("#"):
-            continue  # a title, not a state
-        line = line.strip().lstrip("-*").strip()
-        if line:
-            return fold(line, 200)
-    return None
+# --- what happened, in her words ------------------------------------------------------------
 
-
-def relevant(home, speaker: str | None, text: str) -> list[str]:
-    """Memory topics relevant to an event: about the speaker (by name), or named by a word."""
-    names = [t for t, _ in memories.topics(home)]
-    found = []
-    who = speaker.casefold() if speaker else None
-    own = memories.topic_of(who) if who else None  # consolidate's file for this speaker (u5c0f... for 小)
-    words = {w.casefold() for w in _WORD.findall(text)}
-    for topic in names:
-        folded = topic.casefold()
-        parts = set(re.split(r"[._-]", folded))
-        if who and (folded in (f"about_{who}", own) or (len(who) >= 2 and who in folded)):
-            found.append(topic)
-        elif parts & words:
-            found.append(topic)
-    return found
-
-
-def promise(home, topics: list[str]) -> tuple[str, str] | None:
-    """(topic, line) of the first memory line holding an open promise, if any."""
-    for topic in topics:
-        text = fs.read_text(os.path.join(home.path("self", "memories"), topic + ".md")) or ""
-        for line in text.split("\n"):
-            if _PROMISE.search(line) and not line.lstrip().startswith("#"):
-                return topic, line
-    return None
-
-
-# --- templates ----------------------------------------------------------------------------
-
-PART_OF_DAY = {"en": ("night", "morning", "afternoon", "evening"), "zh": ("深夜", "早上", "下午", "晚上")}
-
-
-def part_of_day(at: float, lang: str) -> str:
-    hour = time.localtime(at).tm_hour
-    index = 1 if 5 <= hour < 12 else 2 if 12 <= hour < 18 else 3 if 18 <= hour < 22 else 0
-    return PART_OF_DAY[lang][index]
-
-
-def ago(seconds: float, lang: str) -> str:
-    minutes = int(max(0, seconds) // 60)
-    if minutes < 1:
-        return "just now" if lang == "en" else "刚刚"
-    for size, en, zh in ((1440, "day", "天"), (60, "hour", "小时"), (1, "minute", "分钟")):
-        if minutes >= size:
-            n = minutes // size
-            if lang == "zh":
-                return f"{n} {zh}前"
-            return f"{n} {en}{'' if n == 1 else 's'} ago"
-    return ""
-
-
-ACTIONS = {  # command -> (done, trying to ...), en and zh
-    "diary.write": (("I wrote in my diary.", "write in my diary"), ("我写了日记。", "写日记")),
-    "state.update": (("I updated my state.", "update my state"), ("我更新了我的状态。", "更新我的状态")),
-    "note.add": (("I added a note to myself.", "add a note to myself"), ("我给自己记了一条笔记。", "给自己记笔记")),
-    "memory.write": (("I wrote down a memory.", "write down a memory"), ("我记下了一段记忆。", "记下一段记忆")),
-    "reply": (("I replied.", "reply"), ("我回复了。", "回复")),
-}
 _COMMAND = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
 
 
+def deed(payload: dict) -> dict:
+    """What a record keeps of her action's result: its command, whether it was done, and the
+    topic of a memory she wrote (what consolidate tells of her day from)."""
+    command = payload.get("command")
+    out = {"command": command if isinstance(command, str) and _COMMAND.fullmatch(command) else None,
+           "ok": payload.get("ok") is True}
+    result = payload.get("result") if isinstance(payload.get("result"), dict) else {}
+    path = result.get("path")
+    if out["command"] == "memory.write" and isinstance(path, str) and path.endswith(".md") \
+            and TOPIC.fullmatch(os.path.basename(path)[:-3]):
+        out["topic"] = os.path.basename(path)[:-3]
+    return out
+
+
 def narrate_action(payload: dict, lang: str, qmax: int) -> list[str]:
+    def say(key, **values):
+        return phrases.say(lang, "action", key, **values)
+
     command = payload.get("command")
     command = command if isinstance(command, str) and _COMMAND.fullmatch(command) else None
-    en = lang == "en"
-    known = ACTIONS.get(command or "")
+    done, trying = (phrases.word(lang, "action", k) for k in ("done", "trying"))
     if payload.get("ok") is True:
         result = payload.get("result") if isinstance(payload.get("result"), dict) else {}
         if command == "memory.write" and isinstance(result.get("path"), str):
             topic = os.path.basename(result["path"])[:-3] if result["path"].endswith(".md") else ""
             if TOPIC.fullmatch(topic):
-                return [f"I wrote down a memory about {topic}." if en else f"我记下了关于 {topic} 的记忆。"]
-        if known:
-            sentence = known[0 if en else 1][0]
-        elif command:
-            sentence = f"I did {command}." if en else f"我做了 {command}。"
+                return [say("memory_about", topic=topic)]
+        if command in done:
+            sentence = done[command]
         else:
-            sentence = "I did something." if en else "我做了一件事。"
+            sentence = say("did", command=command) if command else say("did_something")
         out = [sentence]
         stdout = result.get("stdout")
         if isinstance(stdout, str) and stdout.strip():
-            out.append(("It answered: " if en else "它回答：") + quote(stdout, lang, qmax) + ("." if en else "。"))
+            out.append(say("answered", stdout=quote(stdout, lang, qmax)))
         return out
     error = payload.get("error")
-    error = error if isinstance(error, str) and error.strip() else ("no reason given" if en else "没有说原因")
-    if known:
-        what = known[0 if en else 1][1]
-    elif command:
-        what = f"run {command}" if en else f"执行 {command}"
-    else:
-        what = "do something" if en else "做一件事"
-    if en:
-        return [f"Trying to {what} failed: {quote(error, lang, qmax)}."]
-    return [f"我试着{what}，失败了：{quote(error, lang, qmax)}。"]
-
-
-def compose(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[str, dict]:
-    """Her experience of one event (text), and the fields its record carries; DataError if
-    the event is not one she can make sense of."""
-    head, context, extra, _ = parts(home, book, doc, lang, qmax)
-    return join(head + context, lang), extra
+    error = error if isinstance(error, str) and error.strip() else say("no_reason")
+    what = trying[command] if command in trying else say("run", command=command) if command else say("something")
+    return [say("failed", what=what, error=quote(error, lang, qmax))]
 
 
 def join(sentences: list[str], lang: str) -> str:
-    return (" " if lang == "en" else "").join(sentences)
+    return phrases.word(lang, "internalize", "join").join(sentences)
 
 
 def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str], list[str], dict, list[str]]:
@@ -222,12 +151,13 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
     backend narrates), the sentences of what the rules can tell about it (time of day, when
     she last heard from the speaker, memories, a promise, her state), the record's fields,
     and the words others said in it (for the echo guard)."""
+    def say(key, **values):
+        return phrases.say(lang, "internalize", key, **values)
+
     env, payload = doc["envelope"], doc["payload"]
     kind = env["source_type"]
     happened = payload.get("happened") if isinstance(payload.get("happened"), str) else env["timestamp"]
     at = clock.parse(happened, "payload.happened", DataError)
-    en = lang == "en"
-    end = "." if en else "。"
     extra = {"source_type": kind, "trace_id": env["trace_id"], "happened": clock.iso(at)}
     sentences: list[str] = []
     theirs: list[str] = []
@@ -241,54 +171,44 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
         where = name(scene, lang) if isinstance(scene, str) and scene.strip() else None
         said = quote(text, lang, qmax)
         # a name she may say (a plain word) is hers to use; one that had to be quoted is theirs
-        theirs += [text] + [x for x, shown in ((speaker, who), (scene, where)) if shown and shown[0] in "“「"]
-        if en:
-            sentences.append(f"{who} said in {where}: {said}." if where else f"{who} said: {said}.")
-        else:
-            sentences.append(f"{who} 在{where}里说：{said}。" if where else f"{who} 说：{said}。")
+        theirs += [text] + [x for x, shown in ((speaker, who), (scene, where)) if is_quoted(shown)]
+        sentences.append(say("said_in", who=who, where=where, said=said) if where else say("said", who=who, said=said))
         key = speaker_key(speaker)
-        extra["speaker"] = key
+        extra["speaker"], extra["name"] = key, who  # how she knows them, how she names them
+        extra["said"] = sum(map(is_quoted, (who, where)))  # which quotation of the line is their words
         if where:  # where a reply to this message goes (anima externalize)
             extra["scene"] = fold(scene, NAME_MAX)
-        sentences.append(f"It is {part_of_day(at, lang)}" if en else f"现在是{part_of_day(at, lang)}")
         before = book.heard.get(key)
-        if before is None or before > at:
-            sentences[-1] += ("; this is the first I have heard from " + who + ".") if en \
-                else f"，这是我第一次听到{who}的消息。"
-        else:
-            sentences[-1] += f"; I last heard from {who} {ago(at - before, lang)}." if en \
-                else f"，上次听到{who}的消息是{ago(at - before, lang)}。"
-        found = relevant(home, fold(speaker, NAME_MAX), text)
+        since = say("first_heard", who=who) if before is None or before > at else \
+            say("last_heard", who=who, ago=context.ago(at - before, lang))
+        sentences.append(say("it_is", part=context.part_of_day(at, lang)) + since)
+        found = context.relevant(home, fold(speaker, NAME_MAX), text)
         if found:
-            sentences.append(("I have memories of this: " if en else "我有相关的记忆：") + ", ".join(found) + end)
-            owed = promise(home, found)
+            sentences.append(say("memories", topics=", ".join(found)))
+            owed = context.promise(home, found)
             if owed:
-                sentences.append((f"I remember from {owed[0]}: " if en else f"我在 {owed[0]} 里记得：")
-                                 + quote(owed[1], lang, 200) + end)
+                sentences.append(say("promise", topic=owed[0], line=quote(owed[1], lang, 200)))
     elif kind == "rhythm":
         moment = payload.get("at") if isinstance(payload.get("at"), str) else happened
         hhmm = time.strftime("%H:%M", time.localtime(clock.parse(moment, "payload.at", DataError)))
         label = payload.get("label") if isinstance(payload.get("label"), str) else payload.get("rule")
         label = fold(label, NAME_MAX) if isinstance(label, str) and label.strip() else ""
         label = label.translate(str.maketrans("", "", "‘’'『』#"))
-        if en:
-            sentences.append(f"{label[:1].upper() + label[1:]}: it is {hhmm}." if label else f"It is {hhmm}.")
-        else:
-            sentences.append(f"{label}：现在是 {hhmm}。" if label else f"现在是 {hhmm}。")
+        sentences.append(say("rhythm", label=label, Label=label[:1].upper() + label[1:], time=hhmm) if label
+                         else say("rhythm_plain", time=hhmm))
         if isinstance(payload.get("rule"), str):
             extra["rule"] = payload["rule"]
     elif kind == "action":
         sentences.extend(narrate_action(payload, lang, qmax))
+        extra.update(deed(payload))
         head = len(sentences)
         result = payload.get("result") if isinstance(payload.get("result"), dict) else {}
         theirs += [payload.get("error"), result.get("stdout")]
     elif kind == "system":
         text = payload.get("text")
         theirs.append(text)
-        if isinstance(text, str) and text.strip():
-            sentences.append(("The system tells me: " if en else "系统告诉我：") + quote(text, lang, qmax) + end)
-        else:
-            sentences.append("Something happened in the system." if en else "系统里发生了一件事。")
+        sentences.append(say("system", text=quote(text, lang, qmax)) if isinstance(text, str) and text.strip()
+                         else say("system_plain"))
     else:
         raise DataError(f"source_type {kind!r}: not an event internalize narrates")
     if book.last and book.last.get("by") in ("think", "externalize") and book.last.get("gen") == book.gen:
@@ -297,11 +217,10 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
         except DataError:
             since = None
         if since is not None and 0 <= since <= 600:
-            sentences.append("It breaks into my own thoughts." if en else "这打断了我自己的思绪。")
-    state = state_line(home)
+            sentences.append(say("breaks_in"))
+    state = context.state_line(home)
     if state:
-        state = nest(state).replace("#", "")
-        sentences.append(("My state: " if en else "我现在的状态：") + state.rstrip(".。") + end)
+        sentences.append(say("state", state=nest(state).replace("#", "").rstrip(".。")))
     return sentences[:head], sentences[head:], extra, [t for t in theirs if isinstance(t, str)]
 
 
@@ -310,17 +229,6 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
 EXPERIENCE_MAX = 1000  # characters of her experience a model may add to an entry
 SCHEMA = {"type": "object", "required": ["experience"],
           "properties": {"experience": {"type": "string", "maxLength": EXPERIENCE_MAX}}}
-NONE = {"en": "(none)", "zh": "（无）"}
-
-
-def knowing(home, topics: list[str], limit: int = 1500) -> str:
-    """The memories named, each cut at `limit` characters, for a prompt."""
-    out = []
-    for topic in topics[:3]:
-        text = (fs.read_text(os.path.join(home.path("self", "memories"), topic + ".md")) or "").strip()
-        if text:
-            out.append(f"[{topic}]\n{text[:limit]}")
-    return "\n\n".join(out)
 
 
 def experience_lines(text: str) -> list[str]:
@@ -347,16 +255,17 @@ class Internalizer:
         from anima.infra import llm
         from anima.stream import echo
 
-        head, context, _, theirs = parts(self.home, self.book, doc, self.lang, self.qmax)
+        head, told, _, theirs = parts(self.home, self.book, doc, self.lang, self.qmax)
         words = echo.Words(theirs)
         payload = doc["payload"]
         speaker = payload.get("speaker") if isinstance(payload.get("speaker"), str) else None
         text = payload.get("text") if isinstance(payload.get("text"), str) else ""
         state = (fs.read_text(self.home.path("self", "state.md")) or "").strip()[:2000]
-        none = NONE[self.lang]
+        none = phrases.word(self.lang, "internalize", "none")
         variables = {
-            "event": join(head, self.lang), "context": join(context, self.lang) or none, "state": state or none,
-            "memories": knowing(self.home, relevant(self.home, fold(speaker, NAME_MAX) if speaker else None, text))
+            "event": join(head, self.lang), "context": join(told, self.lang) or none, "state": state or none,
+            "memories": context.knowing(self.home, context.relevant(self.home, fold(speaker, NAME_MAX) if speaker
+                                                                    else None, text))
             or none,
             "recent": self.stream.tail(20).strip() or none, "max_chars": str(EXPERIENCE_MAX),
         }
@@ -393,8 +302,8 @@ class Internalizer:
             self.book.refresh()
             if key in self.book.narrated:
                 return None
-            head, context, extra, _ = parts(self.home, self.book, doc, self.lang, self.qmax)
-            text = join(head, self.lang) + "\n" + lived if lived else join(head + context, self.lang)
+            head, told, extra, _ = parts(self.home, self.book, doc, self.lang, self.qmax)
+            text = join(head, self.lang) + "\n" + lived if lived else join(head + told, self.lang)
             entry = self.book.journaled(key)
             if entry is not None and self.book.landed(entry):  # a crash after the append
                 self.stream.write_record({"gen": entry["gen"], "lines": entry["lines"], "by": BY, "at": entry["at"],

@@ -34,7 +34,7 @@ import json
 import os
 import shutil
 
-from anima.infra import changeset, clock, fs
+from anima.infra import changeset, clock, fs, phrases
 from anima.infra.digest import sha
 from anima.infra.errors import Busy, NotFound, UsageError
 
@@ -439,7 +439,7 @@ class _StreamForget:
         current = blocks.read(self.home.blocks, key)
         # the versions kept in history told those entries too (a model's summary may quote the
         # day): their line of each keeps the day, not the words
-        gone = "（已遗忘）" if self.lang == "zh" else "(forgotten)"
+        gone = phrases.word(self.lang, "autobiography", "summary_forgotten")
         hist = blocks.history_dir(self.home.blocks, key)
         revs = blocks.revisions(self.home.blocks, key)
         for n in revs:
