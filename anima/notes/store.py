@@ -5,26 +5,20 @@ of the note's text, so an edited line is simply a new note and a vanished line's
 dropped):
 
 - meta.json: what was decided about each note: when it was added, by whom, its importance.
-- heat.json: how each note was used (injections: hits and the last one), and the ranking
-  frozen for the current notes.md and meta.json, so that `anima prompt` prints the same
-  bytes until a note is edited even though every injection changes the hits.
+- heat.json: how each note was used (anima.notes.heat).
 
 This module is imported on the hot path of `anima prompt` (to count injections), so it keeps
 its own imports light; the heavy ones live inside the functions that need them.
 """
 
-import json
-import math
 import os
 import re
 
 from anima.infra import clock, fs
 from anima.infra.digest import sha
 from anima.infra.errors import DataError, NotFound, Refused
-
-HOUR = 3600
-DAY = 86400
-DEFAULT_IMPORTANCE = 1
+from anima.notes import heat
+from anima.notes.heat import DEFAULT_IMPORTANCE
 
 
 class Note:
@@ -57,11 +51,6 @@ def parse_notes(text: str) -> list[Note]:
     return notes
 
 
-def heat(hits: int, idle_days: float, half_life: float, importance: int) -> float:
-    """(1 + ln(1 + hits)) x 0.5^(idle_days / half_life) x (1 + 0.5 x importance)."""
-    return (1 + math.log(1 + hits)) * 0.5 ** (idle_days / half_life) * (1 + 0.5 * importance)
-
-
 class Store:
     """The notes directory of one home."""
 
@@ -71,6 +60,7 @@ class Store:
         self.meta_path = os.path.join(self.dir, "meta.json")
         self.heat_path = os.path.join(self.dir, "heat.json")
         self.archive_dir = os.path.join(self.dir, "archive")
+        self.heat = heat.Usage(self.heat_path)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -79,23 +69,8 @@ class Store:
             text = fs.read_text(self.file) or ""
         return parse_notes(text)
 
-    def _json(self, path: str, text: str | None = None) -> dict:
-        if text is None:
-            text = fs.read_text(path)
-        if text is None:
-            return {"notes": {}}
-        try:
-            data = json.loads(text)
-        except ValueError as e:
-            raise DataError(f"{path}: not valid JSON ({e})") from None
-        if not isinstance(data, dict) or not isinstance(data.get("notes"), dict):
-            raise DataError(f"{path}: expected an object with a \"notes\" object")
-        if not all(isinstance(entry, dict) for entry in data["notes"].values()):
-            raise DataError(f"{path}: every entry of \"notes\" must be an object")
-        return data
-
     def meta(self, text: str | None = None) -> dict:
-        meta = self._json(self.meta_path, text)
+        meta = heat.keyed(self.meta_path, text)
         for nid, entry in meta["notes"].items():
             importance = entry.get("importance", DEFAULT_IMPORTANCE) if isinstance(entry, dict) else None
             if isinstance(importance, bool) or importance not in (0, 1, 2, 3):
@@ -103,7 +78,11 @@ class Store:
         return meta
 
     def usage(self) -> dict:
-        return self._json(self.heat_path)
+        return self.heat.read()
+
+    def lock(self):
+        """The lock every change of notes.md, meta.json and heat.json is made under."""
+        return fs.locked(self.file, what="notes")
 
     def created(self, meta: dict, nid: str, now: float) -> float:
         """When a note was added; for a line a person wrote, when notes.md last changed (`now`
@@ -117,33 +96,16 @@ class Store:
             return now
 
     def facts(self, note: Note, meta: dict, usage: dict, half_life: int, now: float) -> dict:
-        """Every factor of a note's heat at `now`, so that a person can recompute it."""
-        m = meta["notes"].get(note.id, {})
-        u = usage["notes"].get(note.id, {})
-        hits, last = int(u.get("hits", 0)), u.get("last")
-        since = last if last is not None else self.created(meta, note.id, now)
-        idle = max(0.0, (now - since) / DAY)
-        importance = int(m.get("importance", DEFAULT_IMPORTANCE))
-        return {
-            "id": note.id, "text": note.text, "line": note.line, "chars": len(note.text),
-            "hits": hits, "last_injected": clock.iso(last) if last is not None else None,
-            "created": clock.iso(self.created(meta, note.id, now)), "author": m.get("author", "person"),
-            "idle_days": idle, "half_life_days": half_life, "importance": importance,
-            "heat": heat(hits, idle, half_life, importance),
-        }
+        """Every factor of a note's heat at `now` (anima.notes.heat)."""
+        return heat.factors(note, meta, usage, self.created(meta, note.id, now), half_life, now)
 
     def ranked(self, notes: list[Note], meta: dict, usage: dict, half_life: int, now: float) -> list[Note]:
-        """Hottest first; among equals, the newer (lower in the file) first."""
-        scores = {n.id: self.facts(n, meta, usage, half_life, now)["heat"] for n in notes}
-        return sorted(notes, key=lambda n: (-scores[n.id], -n.line))
+        return heat.ranked(notes, meta, usage, lambda nid: self.created(meta, nid, now), half_life, now)
 
     # --- writing -------------------------------------------------------------------------
 
     def _write_notes(self, notes: list[Note]) -> None:
         fs.atomic_write(self.file, "".join(n.text + "\n" for n in notes))
-
-    def _write_json(self, path: str, data: dict) -> None:
-        fs.atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
 
     def _archive(self, notes: list[Note], reason: str, now: float) -> str:
         """Append notes to this month's archive file (before they leave notes.md: never lost)."""
@@ -169,7 +131,7 @@ class Store:
         text = check_note(text, cfg)
         from rapidfuzz import fuzz, process
 
-        with fs.locked(self.file, what="notes"):
+        with self.lock():
             notes = self.notes()
             meta = self.meta()
             nid = note_id(text)
@@ -177,7 +139,7 @@ class Store:
                                        score_cutoff=cfg["notes.dup_threshold"])
             if match is not None:
                 _, score, dup = match
-                self._bump(dup, now)
+                self.heat.bump(dup, now)
                 raise DuplicateNote(f"near-duplicate of note {dup} ({score:.0f}% similar, notes.dup_threshold "
                                     f"{cfg['notes.dup_threshold']}); refreshed its heat instead")
             kept = notes + [Note(nid, text, (notes[-1].line if notes else 0) + 1)]
@@ -193,46 +155,31 @@ class Store:
                 self._archive(archived, "over the cap", now)
             self._write_notes(kept)
             if archived:
-                self._forget_usage({n.id for n in archived})
+                self.heat.forget({n.id for n in archived})
             meta["notes"] = {n.id: meta["notes"].get(n.id) for n in kept if n.id != nid}
             meta["notes"][nid] = {"created": clock.iso(now), "importance": DEFAULT_IMPORTANCE, "author": "agent"}
-            self._write_json(self.meta_path, meta)
+            heat.write_keyed(self.meta_path, meta)
         return nid, archived
 
-    def _bump(self, nid: str, now: float) -> None:
-        """Refresh a note's heat: one more hit, idle from now."""
-        usage = self.usage()
-        entry = usage["notes"].setdefault(nid, {"hits": 0, "last": None})
-        entry["hits"] = int(entry.get("hits", 0)) + 1
-        entry["last"] = int(now)
-        self._write_json(self.heat_path, usage)
-
     def set_importance(self, nid: str, importance: int, now: float) -> None:
-        with fs.locked(self.file, what="notes"):
+        with self.lock():
             notes = self.notes()
             if nid not in {n.id for n in notes}:
                 raise NotFound(f"no live note {nid}; `anima note list` shows them")
             meta = self._synced_meta(self.meta(), notes, now)
             meta["notes"][nid]["importance"] = importance
-            self._write_json(self.meta_path, meta)
+            heat.write_keyed(self.meta_path, meta)
 
     def clear(self, now: float) -> int:
         """Move every note to the archive; return how many."""
-        with fs.locked(self.file, what="notes"):
+        with self.lock():
             notes = self.notes()
             if notes:
                 self._archive(notes, "cleared", now)
             self._write_notes([])
-            self._write_json(self.meta_path, {"notes": {}})
-            self._forget_usage({n.id for n in notes})
+            heat.write_keyed(self.meta_path, {"notes": {}})
+            self.heat.forget({n.id for n in notes})
         return len(notes)
-
-    def _forget_usage(self, ids: set) -> None:
-        """Drop the hits of notes that left notes.md: the same text added again is a new note."""
-        usage = self.usage()
-        if ids & set(usage["notes"]):
-            usage["notes"] = {i: u for i, u in usage["notes"].items() if i not in ids}
-            self._write_json(self.heat_path, usage)
 
     # --- the prompt ----------------------------------------------------------------------
 
@@ -247,28 +194,20 @@ class Store:
         by_id = {n.id: n for n in notes}
         if frozen.get("key") == key and set(frozen.get("order", [])) == set(by_id):
             return [by_id[i] for i in frozen["order"]]
-        with fs.locked(self.file, what="notes"):
+        with self.lock():
             usage = self.usage()
             order = self.ranked(notes, self.meta(meta_text), usage, half_life, now)
             usage["ranking"] = {"key": key, "order": [n.id for n in order]}
             usage["notes"] = {i: u for i, u in usage["notes"].items() if i in by_id}
-            self._write_json(self.heat_path, usage)
+            self.heat.write(usage)
         return order
 
     def record_injections(self, ids: list[str], now: float) -> None:
-        """Count one injection per printed note, at most one per note per hour."""
-        def due(usage):
-            return [i for i in ids if now - (usage["notes"].get(i, {}).get("last") or -HOUR) >= HOUR]
-
-        if not ids or not due(self.usage()):
-            return
-        with fs.locked(self.file, what="notes"):
-            usage = self.usage()
-            for i in due(usage):
-                entry = usage["notes"].setdefault(i, {"hits": 0, "last": None})
-                entry["hits"] = int(entry.get("hits", 0)) + 1
-                entry["last"] = int(now)
-            self._write_json(self.heat_path, usage)
+        """Count one injection per printed note, at most one per note per hour (no lock taken
+        when none is due: this runs on every prompt)."""
+        if ids and self.heat.due(ids, now):
+            with self.lock():
+                self.heat.inject(ids, now)
 
 
 _SENTENCE_END = re.compile(r"(?<!\b[A-Za-z])[.!?]+(?=\s|$)|[。！？]+")
