@@ -316,24 +316,45 @@ class _StreamForget:
         return found, events
 
     def plan(self) -> Plan:
-        """The list of what goes, and the operations (Plan.ops) that make it go, each one that
-        applying twice is applying once (see `finish`)."""
-        from anima.self import autobiography
+        """The list of what goes, and the change set (Plan.ops) that makes it go, phase by
+        phase: what was derived from the line, then the line itself, then the hashes kept of it."""
         from anima.stream import derived
 
         targets, events = self.targets()
         plan = Plan(f"line {self.rel}:{self.number}")
-        ops = plan.ops = changeset.ChangeSet(self.home, "forget")
+        plan.ops = changeset.ChangeSet(self.home, "forget")
+        new_texts = self._new_texts(targets)
+        records = derived.load(self.home)
+        kept, gone_lines, entries = self._derivations(records, targets)
+        self._drop_memory_lines(plan, gone_lines, kept)
+        self._tombstone_entries(plan, entries, kept)
+        for path in self._event_files(events):
+            plan.add("event", self.home.rel(path))
+            plan.ops.remove(path)
+        for rel, n in sorted(targets):
+            plan.add("stream line", f"{rel}:{n} (a tombstone line in its place)")
+            plan.ops.line(rel, n, self.lines(rel)[n - 1], new_texts[rel][n - 1])
+        self._rehash(plan, new_texts)
+        self._rewrite_records(plan, records, kept, new_texts, targets)
+        if os.path.isdir(self.home.cache):
+            plan.add("cache", "cache/ (rebuilt as it is used)")
+            plan.ops.rmtree("cache")
+        return plan
 
-        def cites(sources) -> bool:
-            for s in sources:
-                span = s.get("lines") if isinstance(s, dict) else None
-                if isinstance(span, list) and len(span) == 2 and \
-                        any(f == s.get("path") and span[0] <= n <= span[1] for f, n in targets):
-                    return True
-            return False
+    @staticmethod
+    def _cites(sources, targets) -> bool:
+        """Whether any of `sources` ({"path", "lines"} each) covers a line being forgotten."""
+        for s in sources:
+            span = s.get("lines") if isinstance(s, dict) else None
+            if isinstance(span, list) and len(span) == 2 and \
+                    any(f == s.get("path") and span[0] <= n <= span[1] for f, n in targets):
+                return True
+        return False
 
-        # the new stream files, and the new hash of each entry that changes
+    def _new_texts(self, targets) -> dict[str, list[str]]:
+        """The stream files' lines with a tombstone line in place of each forgotten one."""
+        from anima.stream import derived
+
         tomb = derived.tombstone_line(self.today, self.lang)
         new_texts: dict[str, list[str]] = {}
         for rel, n in sorted(targets):
@@ -341,18 +362,16 @@ class _StreamForget:
             end = "\n" if lines[n - 1].endswith("\n") else ""
             if not derived.is_tombstone(lines[n - 1]):  # forgotten before (a re-run): kept as it is
                 lines[n - 1] = tomb + end
-        hashes = {}
-        for rel, lines in new_texts.items():
-            for s, e in self.blocks(rel):
-                old, new = "".join(self.lines(rel)[s:e]), "".join(lines[s:e])
-                if old != new:
-                    hashes[sha(old)] = sha(new)
+        return new_texts
 
-        # what was derived from it
-        records = derived.load(self.home)
+    def _derivations(self, records: list[dict], targets) -> tuple[list[dict], dict, dict]:
+        """The provenance records that stay (copies, to be rewritten), the memory lines to drop
+        by file, and the autobiography entries citing a forgotten line (id -> front matter)."""
+        from anima.self import autobiography
+
         kept, gone_lines, entries = [], {}, {}
         for r in (json.loads(json.dumps(r)) for r in records):  # copies: `records` stays what was read
-            if not cites(r.get("sources") or []):
+            if not self._cites(r.get("sources") or [], targets):
                 kept.append(r)
             elif "entry" in r:
                 entries[str(r["entry"])] = None
@@ -363,25 +382,31 @@ class _StreamForget:
                     gone_lines.setdefault(r["path"], set()).add(at)
         for eid, meta, body in autobiography.entries(self.home):
             named = [_range(x) for x in meta.get("sources") or []]
-            if eid in entries or cites([x for x in named if x]):
+            if eid in entries or self._cites([x for x in named if x], targets):
                 entries[eid] = meta if not meta.get("forgotten") else None
                 if meta.get("forgotten"):  # by a forget that was killed before its records were written
                     for r in kept:
                         if str(r.get("entry")) == eid:
                             r["sha256"], r["forgotten"] = sha(body), meta["forgotten"]
-        entries = {k: v for k, v in entries.items() if v is not None}
+        return kept, gone_lines, {k: v for k, v in entries.items() if v is not None}
 
+    def _drop_memory_lines(self, plan: Plan, gone_lines: dict, kept: list[dict]) -> None:
         for path, gone in sorted(gone_lines.items()):
             old = self.lines(path)
             for i in sorted(gone):
                 plan.add("memory line", f"{path}:{i + 1}")
             for i in sorted(gone, reverse=True):  # from the bottom: each drop leaves the lines above in place
-                ops.drop(path, i + 1, old[i])
+                plan.ops.drop(path, i + 1, old[i])
             for r in kept:  # the lines after a removed one move up
                 if r.get("path") == path and "line" in r:
                     at = self._memory_line(r)
                     if at is not None:
                         r["line"] = at + 1 - sum(1 for i in gone if i < at)
+
+    def _tombstone_entries(self, plan: Plan, entries: dict, kept: list[dict]) -> None:
+        """Each entry citing a forgotten line becomes a tombstone, and the summary block is
+        written without them."""
+        from anima.self import autobiography
 
         written = {}
         for eid, meta in sorted(entries.items()):
@@ -391,7 +416,7 @@ class _StreamForget:
             data = autobiography.render(new_meta, body)
             written[eid] = (new_meta, body)
             plan.add("autobiography entry", f"{rel} (its body a tombstone)")
-            ops.replace(rel, data)
+            plan.ops.replace(rel, data)
             for r in kept:
                 if str(r.get("entry")) == eid:
                     r["sha256"] = sha(autobiography.parse(data, path)[1])
@@ -400,35 +425,34 @@ class _StreamForget:
             self._summary(plan, written, [(str(m.get("date", ""))[:10], str(m.get("summary") or "").strip())
                                           for m in entries.values()])
 
-        for path in self._event_files(events):
-            rel = self.home.rel(path)
-            plan.add("event", rel)
-            ops.remove(rel)
-
-        for rel, n in sorted(targets):
-            plan.add("stream line", f"{rel}:{n} (a tombstone line in its place)")
-            ops.line(rel, n, self.lines(rel)[n - 1], new_texts[rel][n - 1])
-
+    def _rehash(self, plan: Plan, new_texts: dict[str, list[str]]) -> None:
+        """The stream's bookkeeping keeps the hash of each entry that changes: of its new text."""
+        hashes = {}
+        for rel, lines in new_texts.items():
+            for s, e in self.blocks(rel):
+                old, new = "".join(self.lines(rel)[s:e]), "".join(lines[s:e])
+                if old != new:
+                    hashes[sha(old)] = sha(new)
         pairs = sorted(hashes.items())
         for path in (self.stream.book, self.home.path("pipeline", "internalize.journal")):
             data = fs.read_text(path) or ""
             if any(old in data for old, _ in pairs):
                 plan.add("stream hashes", self.home.rel(path))
-                ops.rehash(path, pairs)
+                plan.ops.rehash(path, pairs)
 
-        for r in kept:  # its sources' hashes, where they cover a forgotten line, are of the new text
+    def _rewrite_records(self, plan: Plan, records: list[dict], kept: list[dict], new_texts, targets) -> None:
+        """pipeline/derived.jsonl without what was dropped, its sources' hashes of the new text."""
+        from anima.stream import derived
+
+        for r in kept:
             for s in r.get("sources") or []:
-                if cites([s]) and s.get("path") in new_texts:
+                if self._cites([s], targets) and s.get("path") in new_texts:
                     s["sha256"] = sha(derived.source_text(new_texts[s["path"]], *s["lines"]))
         text = derived.render(kept)
         if text != derived.render(records):
             rel = self.home.rel(derived.path(self.home))
             plan.add("provenance records", rel)
-            ops.replace(rel, text)
-        if os.path.isdir(self.home.cache):
-            plan.add("cache", "cache/ (rebuilt as it is used)")
-            ops.rmtree("cache")
-        return plan
+            plan.ops.replace(rel, text)
 
     def _summary(self, plan: Plan, written: dict, told: list[tuple[str, str]]) -> None:
         from anima.self import autobiography, blocks
