@@ -92,10 +92,10 @@ class AnimaGroup(click.Group):
             fail(f"internal error: {type(e).__name__}: {e} (ANIMA_DEBUG=1 shows the traceback)", SOFTWARE)
         if ctx.obj is not None and "anima.words" in ctx.meta and ctx.meta["anima.words"][0][0] != "prompt" \
                 and os.path.exists(os.path.join(ctx.obj.root, ".git")):  # one stat: the hot path pays no more
-            from anima.infra import git as autocommit
+            from anima.infra import git
 
             path, rest = ctx.meta["anima.words"]
-            autocommit.after(ctx.obj, path, rest, ctx.meta.get("anima.commit"),
+            git.after(ctx.obj, path, rest, ctx.meta.get("anima.commit"),
                              lambda m: click.echo(f"anima: {m}", err=True))
         return result
 

@@ -82,7 +82,7 @@ def test_a_crash_after_delivering_never_duplicates(run, home):
     """Preprocess delivered the message, then died before finishing its event: the recovered
     event is finished, not delivered again."""
     from anima.infra.home import Home
-    from anima.pipeline import events as pipeline
+    from anima.pipeline import events as events_
     from anima.pipeline import queues
 
     run("say", "once", "--speaker", "a")
@@ -95,7 +95,7 @@ def test_a_crash_after_delivering_never_duplicates(run, home):
     msg["envelope"]["id"] = "msg_" + name[: -len(".json")].split("_", 1)[1]
     queues.Queue(h, "message").deliver(msg)  # ...and the process dies here
     inbox.recover(0)
-    pipeline.preprocess(h, NOW_TS)
+    events_.preprocess(h, NOW_TS)
     assert [m["payload"]["text"] for m in msgs(home)] == ["once"]
     assert queue(home, "inbox", "pending") == []
 
@@ -125,11 +125,11 @@ def test_kill_9_preprocess_loses_and_duplicates_nothing(anima_bin, home):
     for _ in range(10):
         kill_after([anima_bin, "preprocess"], env, rng.uniform(0.03, 0.15))
     from anima.infra.home import Home
-    from anima.pipeline import events as pipeline
+    from anima.pipeline import events as events_
     from anima.pipeline import queues
 
     queues.Queue(Home(str(home)), "pending").recover(0)  # as a later run would, after the claim timeout
-    pipeline.preprocess(Home(str(home)), NOW_TS)
+    events_.preprocess(Home(str(home)), NOW_TS)
     texts = sorted(m["payload"]["text"] for m in msgs(home))
     assert texts == sorted(f"e{i}" for i in range(60))
 

@@ -23,22 +23,22 @@ def say(home, text, speaker, scene, as_json):
     """
     from anima.infra import clock
     from anima.infra.errors import UsageError
-    from anima.pipeline import events as pipeline
+    from anima.pipeline import events
 
     now = clock.now()
     if as_json is not None:
         if text or speaker or scene:
             raise UsageError("--json reads whole events; give no TEXT, --speaker or --scene")
         raw = read_input(as_json, 16 * 1024 * 1024, "say --json", "on stdin or as --json FILE")
-        events = pipeline.parse_events(raw, "stdin" if as_json == "-" else as_json, "say", now)
+        said = events.parse_events(raw, "stdin" if as_json == "-" else as_json, "say", now)
     else:
         if not text or speaker is None:
             raise UsageError("say TEXT --speaker NAME (or --json)")
         obj = {"text": " ".join(text), "speaker": speaker}
         if scene is not None:
             obj["scene"] = scene
-        events = [pipeline.event(obj, "say", "say", now)]
-    for eid in pipeline.say(home, events):
+        said = [events.event(obj, "say", "say", now)]
+    for eid in events.say(home, said):
         out(eid + "\n")
 
 
@@ -52,9 +52,9 @@ def preprocess(home):
     from cron through `anima tick`, or after `anima say`.
     """
     from anima.infra import clock
-    from anima.pipeline import events as pipeline
+    from anima.pipeline import events
 
-    pipeline.preprocess(home, clock.now())
+    events.preprocess(home, clock.now())
 
 
 @click.command("dispatch")

@@ -29,8 +29,7 @@ def cli(home, at):
 
     from anima.infra import changeset, clock, config, fs
     from anima.infra.errors import Busy
-    from anima.pipeline import events as pipeline
-    from anima.pipeline import rhythm
+    from anima.pipeline import events, rhythm
 
     moment = clock.parse(at, "--now") if at is not None else None  # a bad one changes nothing
     heartbeat = home.path("pipeline", "heartbeat", "tick.json")
@@ -46,7 +45,7 @@ def cli(home, at):
         fired = rhythm.fire(home, rhythm.rules(cfg.values), cfg["rhythm.catch_up"], cfg["core.lang"], now)
         fs.atomic_write(heartbeat, json.dumps({"at": clock.iso(now), "pid": os.getpid(), "fired": fired}) + "\n")
         rhythm.sweep(home, now, "anima tick")
-        pipeline.preprocess(home, now, "anima tick")
+        events.preprocess(home, now, "anima tick")
 
 
 def _finish_interrupted(home) -> None:

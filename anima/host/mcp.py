@@ -155,10 +155,10 @@ def handlers(home, cwd, warn) -> dict:
         try:
             result = tools.call(home, params.name, params.arguments or {}, clock.now(), lambda m: warn(f"warning: {m}"))
             if os.path.exists(os.path.join(home.root, ".git")):
-                from anima.infra import git as autocommit
+                from anima.infra import git
 
                 words = [str(v) for v in (params.arguments or {}).values()]
-                autocommit.after(home, ["mcp", params.name], words, None, warn)
+                git.after(home, ["mcp", params.name], words, None, warn)
         except AnimaError as e:
             return failure(str(e), e.exit_code)
         except Exception as e:  # a bug in anima: the host gets one line, the session goes on
