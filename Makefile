@@ -46,17 +46,11 @@ lint: $(STAMP) tools ## Lint the code (ruff), the scripts in bin/ (shellcheck) a
 	shellcheck bin/*
 	for page in man/*.[15]; do groff -man -ww -z $$page || exit 1; done
 
-bench: $(STAMP) ## Measure speed against references taken in the same run.
+bench: $(STAMP) ## Measure speed against references taken in the same run; write bench/README.md.
 	@command -v rg >/dev/null 2>&1 && command -v zstd >/dev/null 2>&1 && [ -x /usr/bin/time ] || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq ripgrep zstd time >/dev/null; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq ripgrep zstd time >/dev/null; fi; }
-	@status=0; \
-	$(BIN)/python bench/run.py || status=1; \
-	$(BIN)/python bench/recall.py || status=1; \
-	$(BIN)/python bench/index.py || status=1; \
-	$(BIN)/python bench/recall_quality.py || status=1; \
-	$(BIN)/python bench/stream.py || status=1; \
-	exit $$status
+	$(BIN)/python bench/report.py
 
 man: $(STAMP) tools ## Check the man pages and show anima(1).
 	for page in man/*.[15]; do groff -man -ww -z $$page || exit 1; done
