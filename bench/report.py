@@ -31,6 +31,8 @@ scan of the transcripts, a plain BM25 for retrieval quality), and judges the *ra
 ratio of 1.3x means 1.3 times the reference's median. Compare ratios across runs, not times.
 A script exits non-zero when a figure misses its target (the targets are in the issues and in
 each script's docstring); `make bench` then fails, and the heading below says so.
+Figures of earlier runs, once written by hand in the man pages and README.md, are in
+[HISTORY.md](HISTORY.md).
 """
 
 
