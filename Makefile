@@ -13,7 +13,7 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test test-later lint bench man completions install uninstall clean tools
+.PHONY: help demo test test-later lint lint-man bench man completions install uninstall clean tools
 
 help: ## Show this list of targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -42,25 +42,28 @@ test-later: $(STAMP) tools ## Run the suite again with the clock three years ahe
 	faketime '+3 years' $(BIN)/pytest -q -n auto
 
 lint: $(STAMP) tools ## Lint the code (ruff), the scripts in bin/ (shellcheck) and the man pages (groff).
-	$(BIN)/ruff check anima tests bench
+	$(BIN)/ruff check anima tests bench man
 	shellcheck bin/*
-	for page in man/*.[15]; do groff -man -ww -z $$page || exit 1; done
+	$(MAKE) -s lint-man
 
-bench: $(STAMP) ## Measure speed against references taken in the same run.
+lint-man: tools ## Lint every man page with groff (a .so page: its target exists).
+	@for page in man/*.[15]; do \
+	  case "$$(head -c4 $$page)" in \
+	    .so\ ) target=man/$$(sed 's|^\.so man[15]/||' $$page); \
+	          [ -f "$$target" ] || { echo "$$page: no page $$target" >&2; exit 1; } ;; \
+	    *) out=$$(groff -t -man -ww -z $$page 2>&1); \
+	       [ -z "$$out" ] || { echo "$$out" >&2; exit 1; } ;; \
+	  esac; done
+
+bench: $(STAMP) ## Measure speed against references taken in the same run; write bench/README.md.
 	@command -v rg >/dev/null 2>&1 && command -v zstd >/dev/null 2>&1 && [ -x /usr/bin/time ] || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq ripgrep zstd time >/dev/null; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq ripgrep zstd time >/dev/null; fi; }
-	@status=0; \
-	$(BIN)/python bench/run.py || status=1; \
-	$(BIN)/python bench/recall.py || status=1; \
-	$(BIN)/python bench/index.py || status=1; \
-	$(BIN)/python bench/recall_quality.py || status=1; \
-	$(BIN)/python bench/stream.py || status=1; \
-	exit $$status
+	$(BIN)/python bench/report.py
 
-man: $(STAMP) tools ## Check the man pages and show anima(1).
-	for page in man/*.[15]; do groff -man -ww -z $$page || exit 1; done
-	@MANPAGER=cat man -l man/anima.1 | head -20
+man: $(STAMP) tools ## Regenerate the generated parts of the man pages from the code, then lint them.
+	$(BIN)/python man/generate.py
+	$(MAKE) -s lint-man
 
 completions: $(STAMP) ## Regenerate completions/ for bash, zsh and fish.
 	_ANIMA_COMPLETE=bash_source $(BIN)/anima > completions/anima.bash

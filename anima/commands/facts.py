@@ -50,7 +50,7 @@ def _requests(session, line, quote, tags, importance):
 @click.option("--line", type=int, metavar="N", help="The line of that turn (as recall prints it).")
 @click.option("--quote", metavar="TEXT", help="The words, as they occur in that turn.")
 @click.option("--tag", "tags", multiple=True, metavar="TAG", help="A tag for the profile and habits (repeatable).")
-@click.option("--importance", type=click.IntRange(0, 3), default=1, show_default=True, help="0 to 3.")
+@click.option("--importance", metavar="N", type=click.IntRange(0, 3), default=1, show_default=True, help="0 to 3.")
 @click.pass_obj
 def stage(home, session, line, quote, tags, importance):
     """Propose a fact about the person, from a real turn: prints its id.

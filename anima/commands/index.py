@@ -23,7 +23,8 @@ def cli():
 
 
 @cli.command("rebuild")
-@click.option("--jobs", type=click.IntRange(1, 64), help="Processes to read with.  [default: index.jobs, 2]")
+@click.option("--jobs", metavar="N", type=click.IntRange(1, 64),
+              help="Processes to read with.  [default: index.jobs, 2]")
 @click.pass_obj
 def rebuild(home, jobs):
     """Build the index anew from every cold session (progress on a terminal).

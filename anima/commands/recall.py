@@ -8,7 +8,7 @@ from anima.infra.errors import UsageError
 
 @click.command()
 @click.argument("terms", nargs=-1)
-@click.option("--limit", type=click.IntRange(1), help="Results per query.  [default: recall.limit, 10]")
+@click.option("--limit", metavar="N", type=click.IntRange(1), help="Results per query.  [default: recall.limit, 10]")
 @click.option("--since", metavar="DATE", help="Only turns on or after DATE (YYYY-MM-DD or RFC 3339).")
 @click.option("--who", type=click.Choice(["user", "me", "delegated"]), help="Only the user's, my or delegated turns.")
 @click.option("--no-tiers", is_flag=True, help="Rank by score alone, not the user's words first.")

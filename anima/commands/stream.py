@@ -54,7 +54,7 @@ def think(home, text):
 
 
 @click.group(invoke_without_command=True)
-@click.option("-n", "lines", type=click.IntRange(0), default=20, show_default=True,
+@click.option("-n", "lines", metavar="N", type=click.IntRange(0), default=20, show_default=True,
               help="Print the last N lines.")
 @click.option("-f", "--follow", is_flag=True,
               help="Keep printing lines as they are appended (and across rolls) until interrupted.")
