@@ -283,6 +283,28 @@ def _detect(obj: dict) -> str | None:
     return None
 
 
+class _Detector:
+    """A file's format, told from its object lines fed in order: the first that says enough
+    decides; an anima header line decides and is the session header, not a turn."""
+
+    __slots__ = ("format", "header", "delegated")
+
+    def __init__(self):
+        self.format, self.header, self.delegated = None, None, False
+
+    def may_hold_turn(self, obj: dict) -> bool:
+        """Whether line `obj` is one to read a turn from: not before the format is decided,
+        nor the header that decides it."""
+        if self.format is None:
+            self.format = _detect(obj)
+            if self.format is None:
+                return False
+            if obj.get("type") == "session":
+                self.header, self.delegated = obj, obj.get("delegated") is True
+                return False
+        return True
+
+
 def _injected(obj: dict, role: str) -> bool:
     source = obj.get("source")
     return isinstance(source, dict) and "kind" in source and source["kind"] not in OWN_KINDS[role]
@@ -349,8 +371,7 @@ def _extract(path: str, sig: list) -> dict:
     """
     warnings: list[str] = []
     bad = 0
-    fmt = header = id_line = None
-    delegated = False
+    detector, id_line = _Detector(), None
     turns: list[list] = []
     number = 0
     escaped = False  # \uXXXX escapes: the raw bytes then do not show the text's characters
@@ -376,16 +397,11 @@ def _extract(path: str, sig: list) -> dict:
                 if bad <= MAX_LINE_WARNINGS:
                     warnings.append(f"{path}:{number}: {why}; line skipped")
                 continue
-            if fmt is None:
-                fmt = _detect(obj)
-                if fmt is None:
-                    continue
-                if obj.get("type") == "session":
-                    header, delegated = obj, obj.get("delegated") is True
-                    continue
-            if fmt == "claude" and id_line is None and _plain_id(obj.get("sessionId")):
+            if not detector.may_hold_turn(obj):
+                continue
+            if detector.format == "claude" and id_line is None and _plain_id(obj.get("sessionId")):
                 id_line = obj
-            turn = _turn(obj, fmt, delegated)
+            turn = _turn(obj, detector.format, detector.delegated)
             if turn is not None:
                 turns.append([number, turn[2], turn[0], turn[1]])
     except _Damaged as e:
@@ -400,8 +416,9 @@ def _extract(path: str, sig: list) -> dict:
     for turn in turns:
         if turn[1] is None:
             turn[1] = mtime
-    return {"v": CACHE_FORMAT, "path": path, "sig": sig, "id": session_id(path, header or id_line),
-            "format": fmt or "anima", "delegated": delegated, "warnings": warnings, "turns": turns,
+    return {"v": CACHE_FORMAT, "path": path, "sig": sig, "id": session_id(path, detector.header or id_line),
+            "format": detector.format or "anima", "delegated": detector.delegated, "warnings": warnings,
+            "turns": turns,
             "escaped": escaped}
 
 
@@ -654,10 +671,10 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
     except (OSError, _Damaged):
         session = read_session(path, None, 0, lambda message: None)
         return {t.line: t for t in session.turns if t.line in lines} if session else {}
-    fmt, delegated, out = None, False, {}
+    detector, out = _Detector(), {}
     mtime = sig[0] / 1e9 if sig else 0.0
     for number, line in enumerate(raw.split(b"\n", last)[:last], 1):
-        if fmt is not None and number not in lines:
+        if detector.format is not None and number not in lines:
             continue
         if number == 1 and line.startswith(b"\xef\xbb\xbf"):
             line = line[3:]
@@ -665,17 +682,10 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
             obj = json.loads(line.decode("utf-8"))
         except ValueError:
             continue
-        if not isinstance(obj, dict):
+        if not isinstance(obj, dict) or not detector.may_hold_turn(obj):
             continue
-        if fmt is None:
-            fmt = _detect(obj)
-            if fmt is None:
-                continue
-            if obj.get("type") == "session":
-                delegated = obj.get("delegated") is True
-                continue
         if number in lines:
-            turn = _turn(obj, fmt, delegated)
+            turn = _turn(obj, detector.format, detector.delegated)
             if turn is not None:
                 who, text, ts = turn
                 out[number] = Turn(session_id, number, mtime if ts is None else ts, who, text, path)
