@@ -18,7 +18,7 @@ import zstandard
 from anima.infra import config
 from anima.infra.errors import DataError, Refused, UsageError
 from anima.infra.home import Home
-from anima.recall import transcripts
+from anima.recall import transcripts, zstd
 
 from conftest import endless_stdin, file_time, snapshot
 
@@ -174,9 +174,9 @@ SKIPPED = ("SYSTEM PROMPT", "DEVELOPER NOTE", "TOOL OUTPUT", "SECRET REASONING",
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-@pytest.mark.parametrize("chunk", [5, transcripts.CHUNK])
+@pytest.mark.parametrize("chunk", [5, zstd.CHUNK])
 def test_anima_format(home, tmp_path, monkeypatch, encoding, chunk):
-    monkeypatch.setattr(transcripts, "CHUNK", chunk)  # 5 bytes: every line spans reads
+    monkeypatch.setattr(zstd, "CHUNK", chunk)  # 5 bytes: every line spans reads
     suffix, encode = ENCODINGS[encoding]
     path = put(tmp_path / f"t{suffix}", encode(jsonl(*ANIMA)))
     mtime = os.stat(path).st_mtime_ns / 1e9

@@ -89,7 +89,7 @@ def _tail_hash(path: str, size: int) -> str:
 
 def _read_file(args):
     """In a worker: a file's session, as rows to insert. Plain data only (it crosses a pipe)."""
-    from anima.recall import transcripts
+    from anima.recall import transcripts, zstd
 
     path, sig = args
     warnings: list[str] = []
@@ -99,7 +99,7 @@ def _read_file(args):
         return path, sig, None, [str(e)]
     warnings += entry["warnings"]
     size = lines = 0
-    if not path.endswith(transcripts.ZSTD_SUFFIXES):
+    if not path.endswith(zstd.ZSTD_SUFFIXES):
         with open(path, "rb") as f:
             data = f.read()
         if data.endswith(b"\n"):  # a later append continues after these lines; else read it all again

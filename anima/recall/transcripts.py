@@ -5,7 +5,7 @@ Where. Every `*.jsonl`, `*.jsonl.zst` and `*.jsonl.zstd` file under $ANIMA_HOME/
 glob is relative to $ANIMA_HOME, `**` spans directories). A glob matching a directory stands
 for the session files under it, recursively; a matched file with another suffix is ignored.
 Names starting with "." are skipped in directory walks; a symlink is followed, and a file
-reached twice is read once. `.zst` and `.zstd` files are zstandard, any number of frames.
+reached twice is read once. `.zst` and `.zstd` files are zstandard (anima.recall.zstd reads them).
 
 Formats, detected per file. The first line that is a JSON object and says enough decides:
 - `{"type": "session", ...}` -> anima; that line is the session header (`id`, `delegated`),
@@ -72,13 +72,12 @@ from datetime import datetime, timezone
 
 from anima.infra import clock, fs
 from anima.infra.errors import AnimaError, DataError, Refused, UsageError
+from anima.recall import zstd
 
-SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
-ZSTD_SUFFIXES = (".jsonl.zst", ".jsonl.zstd")
+SUFFIXES = (".jsonl", *zstd.ZSTD_SUFFIXES)
 WHO = {"user": "user", "assistant": "me"}
 OWN_KINDS = {"user": ("user",), "assistant": ("assistant", "agent", "me")}
 MAX_LINE_WARNINGS = 10
-CHUNK = 1 << 20
 CACHE_FORMAT = 3  # bump when what is extracted from a file changes
 ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
 MAX_ID_CHARS = 200
@@ -108,10 +107,6 @@ class Session:
     def __repr__(self):
         return f"Session({self.id!r}, {self.path!r}, {self.format!r}, delegated={self.delegated}, " \
                f"{len(self.turns)} turns)"
-
-
-class _Damaged(Exception):
-    """The compressed data ends or breaks before the end of the file."""
 
 
 class _Unreadable(Exception):
@@ -198,79 +193,6 @@ def session_id(path: str, header: dict | None) -> str:
 
 
 # --- reading -------------------------------------------------------------------------------
-
-def _chunks(path: str, size: int = CHUNK):
-    """The decompressed bytes of `path` in pieces (from `size` bytes read at a time); raise
-    _Damaged where the zstd data breaks.
-
-    Frame by frame: a decompressor that has taken input but not reached the end of its frame
-    when the file ends means a truncated file, which zstandard's stream_reader would end
-    silently (and a one-shot decompress() reads only the first frame).
-    """
-    global _shared, _shared_busy
-    with open(path, "rb") as f:
-        if not path.endswith(ZSTD_SUFFIXES):
-            while chunk := f.read(size):
-                yield chunk
-            return
-        import zstandard
-
-        # one decompressor for the process (making one costs more than decompressing a
-        # session: recall reads 10 back), unless another stream is still open on it
-        if _shared_busy:
-            dctx = zstandard.ZstdDecompressor()
-        else:
-            if _shared is None:
-                _shared = zstandard.ZstdDecompressor()
-            dctx, _shared_busy = _shared, True
-        try:
-            yield from _frames(f, dctx, size, zstandard)
-        finally:
-            if dctx is _shared:
-                _shared_busy = False
-
-
-_shared = None  # the process's zstd decompressor, for _chunks
-_shared_busy = False
-
-
-def _frames(f, dctx, size: int, zstandard):
-    """The decompressed pieces of the zstd frames in file `f`, one after the other."""
-    frame = None
-    while raw := f.read(size):
-        while raw:
-            if frame is None:
-                frame = dctx.decompressobj()
-            try:
-                data = frame.decompress(raw)
-            except zstandard.ZstdError as e:
-                raise _Damaged(f"corrupt zstd data ({e})") from None
-            if data:
-                yield data
-            if frame.eof:
-                raw, frame = frame.unused_data, None
-            else:
-                raw = b""
-    if frame is not None:
-        raise _Damaged("truncated zstd data (the last frame is incomplete)")
-
-
-def _lines(chunks):
-    """Each line's bytes, without its newline; an unfinished line at a damaged end never comes."""
-    pending: list[bytes] = []
-    for chunk in chunks:
-        parts = chunk.split(b"\n")
-        if len(parts) == 1:
-            pending.append(chunk)
-            continue
-        if pending:
-            pending.append(parts[0])
-            parts[0] = b"".join(pending)
-        pending = [parts[-1]] if parts[-1] else []
-        del parts[-1]
-        yield from parts
-    if pending:
-        yield b"".join(pending)
 
 
 def _detect(obj: dict) -> str | None:
@@ -376,7 +298,7 @@ def _extract(path: str, sig: list) -> dict:
     number = 0
     escaped = False  # \uXXXX escapes: the raw bytes then do not show the text's characters
     try:
-        for number, raw in enumerate(_lines(_chunks(path)), 1):
+        for number, raw in enumerate(zstd.lines(zstd.chunks(path)), 1):
             if not raw.strip():
                 continue
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -404,7 +326,7 @@ def _extract(path: str, sig: list) -> dict:
             turn = _turn(obj, detector.format, detector.delegated)
             if turn is not None:
                 turns.append([number, turn[2], turn[0], turn[1]])
-    except _Damaged as e:
+    except zstd.Damaged as e:
         if number == 0:
             raise _Unreadable(f"{path}: {e}; file skipped") from None
         warnings.append(f"{path}: {e} after line {number}; kept lines 1-{number}")
@@ -555,8 +477,8 @@ def _scan_raw(path: str, sig: list, known: dict, phrases) -> Scanned | None:
     """The session from its raw bytes, parsing only the lines that hold a needle; None if the
     file now fails to read (the whole read then says why)."""
     try:
-        raw = b"".join(_chunks(path))
-    except (OSError, _Damaged):
+        raw = b"".join(zstd.chunks(path))
+    except (OSError, zstd.Damaged):
         return None
     low = raw.lower()
     turns = []
@@ -667,8 +589,8 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
     sig = fs.signature(path)
     last = max(lines, default=0)
     try:
-        raw = _head(path, last)
-    except (OSError, _Damaged):
+        raw = zstd.head(path, last)
+    except (OSError, zstd.Damaged):
         session = read_session(path, None, 0, lambda message: None)
         return {t.line: t for t in session.turns if t.line in lines} if session else {}
     detector, out = _Detector(), {}
@@ -690,19 +612,6 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
                 who, text, ts = turn
                 out[number] = Turn(session_id, number, mtime if ts is None else ts, who, text, path)
     return out
-
-
-def _head(path: str, lines: int) -> bytes:
-    """The decompressed bytes of `path` up to the end of its line `lines` at least (all of them
-    if it is shorter): read and decompressed 64 KiB at a time, so a turn near the start of a
-    long file costs little."""
-    pieces, newlines = [], 0
-    for piece in _chunks(path, 1 << 16):
-        pieces.append(piece)
-        newlines += piece.count(b"\n")
-        if newlines >= lines:
-            break
-    return b"".join(pieces)
 
 
 def find_turn(home, cfg, session_id: str, line: int, warn) -> Turn | None:
@@ -831,7 +740,7 @@ def append(home, session_id: str, role: str, text: str, now: float) -> tuple[str
     if not text.strip():
         raise Refused("empty text; nothing appended")
     directory = os.path.join(_root(home), "sessions")
-    for suffix in ZSTD_SUFFIXES:
+    for suffix in zstd.ZSTD_SUFFIXES:
         if os.path.lexists(os.path.join(directory, session_id + suffix)):
             raise Refused(f"session {session_id} is stored compressed ({session_id}{suffix}); "
                           "anima appends only to plain .jsonl files")

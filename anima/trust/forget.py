@@ -155,10 +155,10 @@ def source(home, cfg, spec: str, warn) -> Plan:
 
 def _blank_line(path: str, number: int) -> None:
     """Replace line `number` of a transcript (plain or zstd) by a forgotten marker, in place."""
-    from anima.recall.transcripts import ZSTD_SUFFIXES, _chunks
+    from anima.recall.zstd import ZSTD_SUFFIXES, chunks
 
     with fs.locked(path, what="the transcript"):
-        data = b"".join(_chunks(path))
+        data = b"".join(chunks(path))
         packed = path.endswith(ZSTD_SUFFIXES)
         lines = data.split(b"\n")
         lines[number - 1] = json.dumps({"type": "forgotten", "at": clock.iso(clock.now())}).encode()
