@@ -18,7 +18,7 @@ import zstandard
 from anima.infra import config
 from anima.infra.errors import DataError, Refused, UsageError
 from anima.infra.home import Home
-from anima.recall import transcripts, zstd
+from anima.recall import sources, transcripts, zstd
 
 from conftest import endless_stdin, file_time, snapshot
 
@@ -427,12 +427,12 @@ def test_session_files(home, tmp_path, monkeypatch):
     os.symlink(s / "a.jsonl", elsewhere / "link-to-a.jsonl")
     os.symlink(elsewhere, s / "linked")  # a linked directory is walked; its files counted once
     cfg = cfg_with(home, recall__sources=["~/logs/*", "imports/**/*", str(elsewhere), "nothing/*.jsonl"])
-    assert transcripts.session_files(Home(str(home)), cfg) == sorted([
+    assert sources.session_files(Home(str(home)), cfg) == sorted([
         str(s / "a.jsonl"), str(s / "sub/b.jsonl.zst"), str(s / "sub/deep/c.jsonl.zstd"),
         str(user / "logs/one.jsonl"), str(user / "logs/two.jsonl.zst"), str(user / "logs/nested/three.jsonl"),
         str(home / "imports/2026/four.jsonl"), str(elsewhere / "six.jsonl.zstd"),
     ])
-    assert transcripts.session_files(Home(str(tmp_path / "nowhere")), None) == []
+    assert sources.session_files(Home(str(tmp_path / "nowhere")), None) == []
 
 
 def test_a_session_id_read_twice_is_skipped_once_with_a_warning(home):

@@ -220,13 +220,13 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
     jobs - 1 workers), each filling an FTS5 table of its own (a shard: f, f1, f2, ...): FTS5
     tokenising is most of a rebuild and one writer cannot share it. The workers' shards are
     copied into the one database file at the end, which then moves into place."""
-    from anima.recall import transcripts
+    from anima.recall import sources
 
     directory = home.ensure("index")
     target = os.path.join(directory, NAME)
     with fs.locked(target, wait=False, what="the recall index (a rebuild or update is running)"):
         started = clock.files_now_ns()
-        files = transcripts.session_files(home, cfg)
+        files = sources.session_files(home, cfg)
         cold = [(p, sig) for p in files if _cold(sig := fs.signature(p), started, cfg["index.hot_minutes"])]
         tmp = os.path.join(directory, f".{NAME}.{os.getpid()}.build")
         for leftover in os.listdir(directory):  # a killed rebuild's: the lock says none is running
@@ -389,7 +389,7 @@ def _fill_shard(con, items, k: int, shards: int, tick) -> dict:
 def update(home, cfg, warn=lambda m: None) -> dict:
     """Bring the index up to date: index new cold sessions, append what grew, retire the rows
     of files that changed otherwise or are gone. Raise Busy if a rebuild or update runs."""
-    from anima.recall import transcripts
+    from anima.recall import sources
 
     target = path(home)
     if not os.path.exists(target):  # the first update (say, from cron) builds it
@@ -399,7 +399,7 @@ def update(home, cfg, warn=lambda m: None) -> dict:
         con = _connect(target)
         try:
             _usable(con, target)
-            files = transcripts.session_files(home, cfg)
+            files = sources.session_files(home, cfg)
             p = plan(con, files, cfg["index.hot_minutes"])
             counts = {"added": 0, "appended": 0, "replaced": 0, "removed": len(p.missing)}
             with con:
@@ -531,10 +531,10 @@ class Open:
 
 
 def status(home, cfg) -> dict:
-    from anima.recall import transcripts
+    from anima.recall import sources
 
     target = path(home)
-    files = transcripts.session_files(home, cfg)
+    files = sources.session_files(home, cfg)
     info = {"enabled": cfg["index.enabled"], "path": target, "exists": os.path.exists(target),
             "sessions": len(files), "indexed": 0, "hot": 0, "stale": 0, "missing": 0, "dead_rows": 0,
             "size": 0, "built": None, "hot_minutes": cfg["index.hot_minutes"]}

@@ -426,12 +426,12 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     `note` takes what the user should know about how (the index's coverage)."""
     import os
 
-    from anima.recall import index, transcripts
+    from anima.recall import index, sources
 
     idx = None
     if cfg["index.enabled"] and os.path.exists(index.path(home)):
         try:
-            idx = index.Open(home, cfg, transcripts.session_files(home, cfg))
+            idx = index.Open(home, cfg, sources.session_files(home, cfg))
         except index.Unusable as e:
             warn(f"{e}; scanning the transcripts instead")
     import sqlite3

@@ -1,12 +1,5 @@
 """Transcripts: the conversation logs `anima recall` searches, read into turns.
 
-Where. Every `*.jsonl`, `*.jsonl.zst` and `*.jsonl.zstd` file under $ANIMA_HOME/sessions/
-(recursively), plus the files matched by the recall.sources globs (`~` expanded, a relative
-glob is relative to $ANIMA_HOME, `**` spans directories). A glob matching a directory stands
-for the session files under it, recursively; a matched file with another suffix is ignored.
-Names starting with "." are skipped in directory walks; a symlink is followed, and a file
-reached twice is read once. `.zst` and `.zstd` files are zstandard (anima.recall.zstd reads them).
-
 Formats, detected per file. The first line that is a JSON object and says enough decides:
 - `{"type": "session", ...}` -> anima; that line is the session header (`id`, `delegated`),
   not a turn.
@@ -72,9 +65,8 @@ from datetime import datetime, timezone
 
 from anima.infra import clock, fs
 from anima.infra.errors import AnimaError, DataError, Refused, UsageError
-from anima.recall import zstd
+from anima.recall import sources, zstd
 
-SUFFIXES = (".jsonl", *zstd.ZSTD_SUFFIXES)
 WHO = {"user": "user", "assistant": "me"}
 OWN_KINDS = {"user": ("user",), "assistant": ("assistant", "agent", "me")}
 MAX_LINE_WARNINGS = 10
@@ -113,58 +105,7 @@ class _Unreadable(Exception):
     """Nothing can be read from the file; the message is the warning."""
 
 
-def _root(home) -> str:
-    return home.root if hasattr(home, "root") else os.path.abspath(home)
-
-
-def _setting(cfg, key: str, default):
-    return default if cfg is None else cfg.values.get(key, default)
-
-
 # --- where ---------------------------------------------------------------------------------
-
-def session_files(home, cfg) -> list[str]:
-    """Every transcript file: sessions/ and the recall.sources globs; real paths, sorted, once each."""
-    root = _root(home)
-    found: set[str] = set()
-    seen_dirs: set[str] = set()
-    _walk(os.path.join(root, "sessions"), found, seen_dirs)
-    for pattern in _setting(cfg, "recall.sources", []):
-        import glob  # (only then: every recall lists the files, most with no sources set)
-
-        pattern = os.path.join(root, os.path.expanduser(pattern))  # an absolute pattern stays as it is
-        for match in glob.glob(pattern, recursive=True):
-            if os.path.isdir(match):
-                _walk(match, found, seen_dirs)
-            elif match.endswith(SUFFIXES) and os.path.isfile(match):
-                found.add(os.path.realpath(match))
-    return sorted(found)
-
-
-def _walk(top: str, found: set, seen_dirs: set) -> None:
-    """Session files under `top`, by their real paths (scandir: no stat for a plain file)."""
-    real = os.path.realpath(top)
-    if real in seen_dirs:  # reached twice, or a symlink loop
-        return
-    seen_dirs.add(real)
-    try:
-        entries = list(os.scandir(top))
-    except OSError:
-        return
-    same = real == top  # no symlink on the way: an entry's path is already real
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        try:
-            if entry.is_dir():
-                _walk(entry.path, found, seen_dirs)
-            elif entry.name.endswith(SUFFIXES) and entry.is_file():
-                if entry.is_symlink():
-                    found.add(os.path.realpath(entry.path))
-                else:
-                    found.add(entry.path if same else os.path.join(real, entry.name))
-        except OSError:
-            continue
 
 
 def _plain_id(value) -> bool:
@@ -186,7 +127,7 @@ def session_id(path: str, header: dict | None) -> str:
                 return f"{sid}.agent-{agent}"
             return sid
     name = os.path.basename(path)
-    for suffix in SUFFIXES:
+    for suffix in sources.SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
     return name
@@ -391,15 +332,15 @@ def _read(path: str, cache, warn, summary=None, started=None, sig=None) -> Sessi
 
 
 def sessions(home, cfg, warn):
-    """Every session, in session_files order; a second file with an id already read is skipped."""
-    root = _root(home)
-    cache_max = _setting(cfg, "recall.cache_sessions", 60)
+    """Every session, in sources.session_files order; a second file with an id already read is skipped."""
+    root = sources.home_root(home)
+    cache_max = sources.setting(cfg, "recall.cache_sessions", 60)
     cache = None
     if cache_max > 0 and os.path.isdir(root):
         cache = _Cache(os.path.join(root, "cache", "sessions"), cache_max)
         cache.trim()
     first: dict[str, str] = {}
-    for path in session_files(home, cfg):
+    for path in sources.session_files(home, cfg):
         session = _read(path, cache, warn)
         if session is None:
             continue
@@ -426,7 +367,7 @@ def _passes(data: bytes, phrases) -> bool:
 
 
 def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
-    """Every session for recall, in session_files order, as Scanned.
+    """Every session for recall, in sources.session_files order, as Scanned.
 
     `phrases`: for each phrase searched, the byte strings (lower-cased) that its line must
     contain, or None when it cannot be told from the bytes. A file read before keeps a summary
@@ -436,8 +377,8 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
     read whole, as `sessions` reads it. Turns returned are a superset of the matching ones.
     `paths` limits the pass to those files (the ones an index does not cover).
     """
-    root = _root(home)
-    cache_max = _setting(cfg, "recall.cache_sessions", 60)
+    root = sources.home_root(home)
+    cache_max = sources.setting(cfg, "recall.cache_sessions", 60)
     cache = summary = None
     if os.path.isdir(root):
         directory = os.path.join(root, "cache", "sessions")
@@ -446,7 +387,7 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
             cache.trim()
         summary = _Summary(os.path.join(directory, SUMMARY))
     first: dict[str, str] = {}
-    for path in session_files(home, cfg) if paths is None else paths:
+    for path in sources.session_files(home, cfg) if paths is None else paths:
         started = clock.files_now_ns()
         sig = fs.signature(path)
         known = summary.get(path, sig) if summary is not None else None
@@ -739,7 +680,7 @@ def append(home, session_id: str, role: str, text: str, now: float) -> tuple[str
         raise DataError(f"text: not valid UTF-8 (character {e.start})") from None
     if not text.strip():
         raise Refused("empty text; nothing appended")
-    directory = os.path.join(_root(home), "sessions")
+    directory = os.path.join(sources.home_root(home), "sessions")
     for suffix in zstd.ZSTD_SUFFIXES:
         if os.path.lexists(os.path.join(directory, session_id + suffix)):
             raise Refused(f"session {session_id} is stored compressed ({session_id}{suffix}); "

@@ -121,7 +121,7 @@ def fact(home, cfg, fid: str) -> Plan:
 
 
 def source(home, cfg, spec: str, warn) -> Plan:
-    from anima.recall import transcripts
+    from anima.recall import sources, transcripts
 
     path, _, line = spec.rpartition(":")
     if not path or not line.isdigit() or int(line) < 1:
@@ -133,7 +133,7 @@ def source(home, cfg, spec: str, warn) -> Plan:
         full = short  # now.md:LINE, archive/DATE.md:LINE
     if _in_stream(home, full):
         return stream_line(home, cfg, full, number)
-    if not (os.path.isfile(full) and full.endswith(transcripts.SUFFIXES)):
+    if not (os.path.isfile(full) and full.endswith(sources.SUFFIXES)):
         raise NotFound(f"--source {spec!r}: {path} is not a transcript (*.jsonl, *.jsonl.zst)")
     if not home.holds(full):
         raise UsageError(f"--source {spec!r}: outside the home; anima writes only under {home.root}")
