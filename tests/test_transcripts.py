@@ -18,7 +18,7 @@ import zstandard
 from anima.infra import config
 from anima.infra.errors import DataError, Refused, UsageError
 from anima.infra.home import Home
-from anima.recall import sources, transcripts, zstd
+from anima.recall import formats, sources, transcripts, zstd
 
 from conftest import endless_stdin, file_time, snapshot
 
@@ -296,14 +296,14 @@ def test_a_claude_code_sub_agent_file_is_its_own_delegated_session(home):
 
 
 def test_session_ids():
-    assert transcripts.session_id("/x/f.jsonl", {"type": "session", "id": "s1"}) == "s1"
-    assert transcripts.session_id("/x/f.jsonl", {"type": "session"}) == "f"
-    assert transcripts.session_id("/x/f.jsonl", {"type": "session", "id": "has space"}) == "f"
-    assert transcripts.session_id("/x/f.jsonl", {"type": "session", "id": 7}) == "f"
-    assert transcripts.session_id("/x/f.jsonl.zst", {"type": "user", "sessionId": "cc-9"}) == "cc-9"
-    assert transcripts.session_id("/x/f.jsonl.zst", None) == "f"
-    assert transcripts.session_id("/x/f.g.jsonl.zstd", None) == "f.g"
-    assert transcripts.session_id("/x/.jsonl", None) == ".jsonl"
+    assert formats.session_id("/x/f.jsonl", {"type": "session", "id": "s1"}) == "s1"
+    assert formats.session_id("/x/f.jsonl", {"type": "session"}) == "f"
+    assert formats.session_id("/x/f.jsonl", {"type": "session", "id": "has space"}) == "f"
+    assert formats.session_id("/x/f.jsonl", {"type": "session", "id": 7}) == "f"
+    assert formats.session_id("/x/f.jsonl.zst", {"type": "user", "sessionId": "cc-9"}) == "cc-9"
+    assert formats.session_id("/x/f.jsonl.zst", None) == "f"
+    assert formats.session_id("/x/f.g.jsonl.zstd", None) == "f.g"
+    assert formats.session_id("/x/.jsonl", None) == ".jsonl"
 
 
 def test_the_first_line_decides_the_format(tmp_path):

@@ -113,7 +113,7 @@ def _read_file(args):
 def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
     """The complete lines added after the first `size` bytes (`lines` lines), as rows; only
     those bytes are read. None if they are not whole lines of JSON (then read it all)."""
-    from anima.recall import transcripts
+    from anima.recall import formats
 
     with open(path, "rb") as f:
         f.seek(size)
@@ -128,7 +128,7 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
             obj = json.loads(raw.decode("utf-8"))
         except ValueError:
             return None
-        turn = transcripts._turn(obj, fmt, delegated) if isinstance(obj, dict) else None
+        turn = formats.turn(obj, fmt, delegated) if isinstance(obj, dict) else None
         if turn is not None:
             who, text, ts = turn
             rows.append((number, mtime if ts is None else ts, WHO.index(who), fts.body(text)))

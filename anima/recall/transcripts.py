@@ -1,41 +1,10 @@
 """Transcripts: the conversation logs `anima recall` searches, read into turns.
 
-Formats, detected per file. The first line that is a JSON object and says enough decides:
-- `{"type": "session", ...}` -> anima; that line is the session header (`id`, `delegated`),
-  not a turn.
-- it has a "role" (and no "message" object) -> anima if it also has a "ts", else openai
-  (plain chat-completions messages). Both are read alike: one message per line.
-- it has a string "type" and no "role" -> claude (Claude Code project transcripts:
-  `{"type", "message": {"role", "content"}, "isSidechain", "timestamp", "sessionId"}`).
-- anything else (say `{}`) decides nothing: the next object line decides.
-A file where nothing decides (an empty file) is an anima file with no turns.
+Line. A turn's line is its 1-based line number in the decompressed file, so
+`zstdcat F | sed -n Np` shows it.
 
-Only message bodies are turns. A body is a string content, or the `text` of the
-`{"type": "text"}` parts of a list content (blank ones left out), joined with "\\n".
-Skipped: reasoning (`reasoning_content`, thinking and redacted_thinking parts), tool calls and
-tool results (`tool_calls`, tool_use and tool_result parts, roles "tool" and "function"),
-images, system and developer messages, Claude Code lines whose type is not user or assistant and lines marked
-isMeta or isCompactSummary (the summary Claude Code writes into a "user" line when it compacts
-a conversation), and injected content: a line, message or part carrying
-`"source": {"kind": K}` where K is not the speaker's own ("user" for a user line; "assistant",
-"agent" or "me" for an assistant line). A turn whose body is blank after this is no turn.
-
-Who. "user" for user turns, "me" for assistant turns, and "delegated" for every turn of an
-anima session whose header says `"delegated": true` and for every Claude Code line with
-`"isSidechain": true` (a sub-agent's session: its "user" messages are briefs written by the
-delegating agent).
-
-Line and time. A turn's line is its 1-based line number in the decompressed file, so
-`zstdcat F | sed -n Np` shows it. Its time is its own `ts` (anima, openai) or `timestamp`
-(claude): RFC 3339 (no zone means UTC) or epoch seconds (a number above 1e11 is taken as
-milliseconds); without one, or with one that does not parse, the file's mtime.
-
-Session id. The header's `id`; else, in a Claude Code file, the `sessionId` of the first line
-that has one, with `.agent-<agentId>` added when that line is a sidechain line carrying an
-`agentId` (Claude Code keeps each sub-agent in a file of its own under the parent's sessionId,
-and the two must not collide); else the file name without its suffix. An id must be a
-non-empty string without spaces or control characters, or it is not used. Two files with the
-same id: the first in path order is read, the later one is skipped with a warning.
+Two files with the same session id (anima.recall.formats tells it): the first in path order is
+read, the later one is skipped with a warning.
 
 Damage. A line that is not valid UTF-8, not JSON or not a JSON object is skipped with a
 warning naming the file and line (at most 10 such warnings a file, then one saying how many
@@ -58,17 +27,13 @@ unreadable entry is ignored and rewritten; deleting cache/ loses nothing.
 """
 
 import json
-import math
 import os
 import re
-from datetime import datetime, timezone
 
 from anima.infra import clock, fs
 from anima.infra.errors import AnimaError, DataError, Refused, UsageError
-from anima.recall import sources, zstd
+from anima.recall import formats, sources, zstd
 
-WHO = {"user": "user", "assistant": "me"}
-OWN_KINDS = {"user": ("user",), "assistant": ("assistant", "agent", "me")}
 MAX_LINE_WARNINGS = 10
 CACHE_FORMAT = 3  # bump when what is extracted from a file changes
 ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
@@ -108,123 +73,7 @@ class _Unreadable(Exception):
 # --- where ---------------------------------------------------------------------------------
 
 
-def _plain_id(value) -> bool:
-    return isinstance(value, str) and value != "" and value.isprintable() and not any(c.isspace() for c in value)
-
-
-def session_id(path: str, header: dict | None) -> str:
-    """The id of the session in `path`.
-
-    `header` is the anima header line, or the first Claude Code line with a sessionId, or None.
-    """
-    if header:
-        if header.get("type") == "session" and _plain_id(header.get("id")):
-            return header["id"]
-        sid = header.get("sessionId")
-        if _plain_id(sid):
-            agent = header.get("agentId")
-            if header.get("isSidechain") is True and _plain_id(agent):
-                return f"{sid}.agent-{agent}"
-            return sid
-    name = os.path.basename(path)
-    for suffix in sources.SUFFIXES:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
 # --- reading -------------------------------------------------------------------------------
-
-
-def _detect(obj: dict) -> str | None:
-    if obj.get("type") == "session":
-        return "anima"
-    if "role" in obj and not isinstance(obj.get("message"), dict):
-        return "anima" if "ts" in obj else "openai"
-    if isinstance(obj.get("type"), str) and "role" not in obj:
-        return "claude"
-    return None
-
-
-class _Detector:
-    """A file's format, told from its object lines fed in order: the first that says enough
-    decides; an anima header line decides and is the session header, not a turn."""
-
-    __slots__ = ("format", "header", "delegated")
-
-    def __init__(self):
-        self.format, self.header, self.delegated = None, None, False
-
-    def may_hold_turn(self, obj: dict) -> bool:
-        """Whether line `obj` is one to read a turn from: not before the format is decided,
-        nor the header that decides it."""
-        if self.format is None:
-            self.format = _detect(obj)
-            if self.format is None:
-                return False
-            if obj.get("type") == "session":
-                self.header, self.delegated = obj, obj.get("delegated") is True
-                return False
-        return True
-
-
-def _injected(obj: dict, role: str) -> bool:
-    source = obj.get("source")
-    return isinstance(source, dict) and "kind" in source and source["kind"] not in OWN_KINDS[role]
-
-
-def _body(content, role: str) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    texts = []
-    for part in content:
-        if isinstance(part, str):
-            texts.append(part)
-        elif (isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
-              and not _injected(part, role)):
-            texts.append(part["text"])
-    return "\n".join(t for t in texts if t.strip())
-
-
-def _ts(value) -> float | None:
-    """Epoch seconds of an RFC 3339 string or an epoch number; None when it is neither."""
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            try:
-                value = float(value)
-            except ValueError:
-                return None
-        else:
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=timezone.utc)
-            return moment.timestamp()
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return value / 1000 if value > 1e11 else float(value)
-
-
-def _turn(obj: dict, fmt: str, delegated: bool) -> tuple | None:
-    """(who, text, ts) of one line of a file in format `fmt`, or None when it holds no turn."""
-    if fmt == "claude":
-        role = obj.get("type")
-        message = obj.get("message")
-        if (role not in WHO or not isinstance(message, dict) or obj.get("isMeta") is True
-                or obj.get("isCompactSummary") is True or _injected(obj, role) or _injected(message, role)):
-            return None
-        who = "delegated" if obj.get("isSidechain") is True else WHO[role]
-        content, ts = message.get("content"), obj.get("timestamp")
-    else:
-        role = obj.get("role")
-        if role not in WHO or _injected(obj, role):
-            return None
-        who = "delegated" if delegated else WHO[role]
-        content, ts = obj.get("content"), obj.get("ts", obj.get("timestamp"))
-    text = _body(content, role)
-    return (who, text, _ts(ts)) if text.strip() else None
 
 
 def _extract(path: str, sig: list) -> dict:
@@ -234,7 +83,7 @@ def _extract(path: str, sig: list) -> dict:
     """
     warnings: list[str] = []
     bad = 0
-    detector, id_line = _Detector(), None
+    detector, id_line = formats.Detector(), None
     turns: list[list] = []
     number = 0
     escaped = False  # \uXXXX escapes: the raw bytes then do not show the text's characters
@@ -262,9 +111,9 @@ def _extract(path: str, sig: list) -> dict:
                 continue
             if not detector.may_hold_turn(obj):
                 continue
-            if detector.format == "claude" and id_line is None and _plain_id(obj.get("sessionId")):
+            if detector.format == "claude" and id_line is None and formats.plain_id(obj.get("sessionId")):
                 id_line = obj
-            turn = _turn(obj, detector.format, detector.delegated)
+            turn = formats.turn(obj, detector.format, detector.delegated)
             if turn is not None:
                 turns.append([number, turn[2], turn[0], turn[1]])
     except zstd.Damaged as e:
@@ -279,7 +128,7 @@ def _extract(path: str, sig: list) -> dict:
     for turn in turns:
         if turn[1] is None:
             turn[1] = mtime
-    return {"v": CACHE_FORMAT, "path": path, "sig": sig, "id": session_id(path, detector.header or id_line),
+    return {"v": CACHE_FORMAT, "path": path, "sig": sig, "id": formats.session_id(path, detector.header or id_line),
             "format": detector.format or "anima", "delegated": detector.delegated, "warnings": warnings,
             "turns": turns,
             "escaped": escaped}
@@ -433,7 +282,7 @@ def _scan_raw(path: str, sig: list, known: dict, phrases) -> Scanned | None:
                 obj = json.loads(line.decode("utf-8"))
             except ValueError:  # UnicodeDecodeError too; warned about when the file was read whole
                 continue
-            turn = _turn(obj, fmt, delegated) if isinstance(obj, dict) else None
+            turn = formats.turn(obj, fmt, delegated) if isinstance(obj, dict) else None
             if turn is not None:
                 who, text, ts = turn
                 turns.append(Turn(sid, number, mtime if ts is None else ts, who, text, path))
@@ -534,7 +383,7 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
     except (OSError, zstd.Damaged):
         session = read_session(path, None, 0, lambda message: None)
         return {t.line: t for t in session.turns if t.line in lines} if session else {}
-    detector, out = _Detector(), {}
+    detector, out = formats.Detector(), {}
     mtime = sig[0] / 1e9 if sig else 0.0
     for number, line in enumerate(raw.split(b"\n", last)[:last], 1):
         if detector.format is not None and number not in lines:
@@ -548,7 +397,7 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
         if not isinstance(obj, dict) or not detector.may_hold_turn(obj):
             continue
         if number in lines:
-            turn = _turn(obj, detector.format, detector.delegated)
+            turn = formats.turn(obj, detector.format, detector.delegated)
             if turn is not None:
                 who, text, ts = turn
                 out[number] = Turn(session_id, number, mtime if ts is None else ts, who, text, path)
@@ -672,7 +521,7 @@ def check_session_id(sid: str) -> str:
 def append(home, session_id: str, role: str, text: str, now: float) -> tuple[str, int]:
     """Append one turn to sessions/ID.jsonl (made, header first, if new); return (path, its line)."""
     check_session_id(session_id)
-    if role not in WHO:
+    if role not in formats.WHO:
         raise UsageError(f"role {role!r}: must be user or assistant")
     try:
         text.encode("utf-8")
