@@ -18,7 +18,7 @@ import zstandard
 from anima.infra import config
 from anima.infra.errors import DataError, Refused, UsageError
 from anima.infra.home import Home
-from anima.recall import formats, sources, transcripts, zstd
+from anima.recall import append, formats, sources, transcripts, zstd
 
 from conftest import endless_stdin, file_time, snapshot
 
@@ -484,7 +484,7 @@ def test_the_cache_is_used_while_the_file_is_unchanged(home):
 
 def test_a_change_in_mtime_or_size_invalidates_the_entry(home):
     h = Home(str(home))
-    path, _ = transcripts.append(h, "s1", "user", "first", T0_EPOCH)
+    path, _ = append.append(h, "s1", "user", "first", T0_EPOCH)
     aged(path)
     assert [t.text for t in all_sessions(home)[0][0].turns] == ["first"]
     entry_file = cache_entries(home)[path]
@@ -492,7 +492,7 @@ def test_a_change_in_mtime_or_size_invalidates_the_entry(home):
     entry["turns"][0][3] = "DOCTORED"
     entry_file.write_bytes(json.dumps(entry).encode())
     assert [t.text for t in all_sessions(home)[0][0].turns] == ["DOCTORED"]
-    transcripts.append(h, "s1", "assistant", "second", T0_EPOCH)
+    append.append(h, "s1", "assistant", "second", T0_EPOCH)
     assert [t.text for t in all_sessions(home)[0][0].turns] == ["first", "second"]
     assert json.loads(entry_file.read_bytes())["turns"][0][3] == "DOCTORED"  # a hot file is not cached
     aged(path)
@@ -579,9 +579,9 @@ def test_reading_plain_files_does_not_import_zstandard(home):
 
 def test_append_makes_the_session_with_its_header(home):
     h = Home(str(home))
-    path, line = transcripts.append(h, "host-1.a_b", "user", "Hello, 世界", T0_EPOCH)
+    path, line = append.append(h, "host-1.a_b", "user", "Hello, 世界", T0_EPOCH)
     assert (path, line) == (str(home / "sessions" / "host-1.a_b.jsonl"), 2)
-    assert transcripts.append(h, "host-1.a_b", "assistant", "Hi\nthere", T0_EPOCH + 1) == (path, 3)
+    assert append.append(h, "host-1.a_b", "assistant", "Hi\nthere", T0_EPOCH + 1) == (path, 3)
     with open(path, encoding="utf-8") as f:
         assert f.read() == (
             '{"type": "session", "id": "host-1.a_b"}\n'
@@ -595,7 +595,7 @@ def test_append_makes_the_session_with_its_header(home):
 
 def test_append_after_half_a_line_starts_a_new_line(home):
     path = put(home / "sessions" / "s.jsonl", b'{"type": "session", "id": "s"}\n{"role": "user", "con', age=0)
-    assert transcripts.append(Home(str(home)), "s", "user", "whole", T0_EPOCH) == (path, 3)
+    assert append.append(Home(str(home)), "s", "user", "whole", T0_EPOCH) == (path, 3)
     session, warnings = read(path)
     assert warnings == [f"{path}:2: not JSON; line skipped"] and rows(session) == [(3, "user", "whole")]
 
@@ -606,26 +606,26 @@ def test_append_refuses(home):
     before = snapshot(home)
     for sid in ("", ".x", "..", "a/b", "a b", "../up", "x" * 201, "tab\t", "é"):
         with pytest.raises(Refused, match="must be a plain name"):
-            transcripts.append(h, sid, "user", "text", T0_EPOCH)
+            append.append(h, sid, "user", "text", T0_EPOCH)
     with pytest.raises(UsageError, match="must be user or assistant"):
-        transcripts.append(h, "s", "system", "text", T0_EPOCH)
+        append.append(h, "s", "system", "text", T0_EPOCH)
     with pytest.raises(Refused, match="^empty text; nothing appended$"):
-        transcripts.append(h, "s", "user", " \n\t", T0_EPOCH)
+        append.append(h, "s", "user", " \n\t", T0_EPOCH)
     with pytest.raises(DataError, match=r"^text: not valid UTF-8 \(character 3\)$"):
-        transcripts.append(h, "s", "user", "caf\udce9", T0_EPOCH)
+        append.append(h, "s", "user", "caf\udce9", T0_EPOCH)
     with pytest.raises(Refused, match=r"^session packed is stored compressed \(packed.jsonl.zst\); "):
-        transcripts.append(h, "packed", "user", "text", T0_EPOCH)
+        append.append(h, "packed", "user", "text", T0_EPOCH)
     assert snapshot(home) == before
-    transcripts.append(h, "x" * 200, "user", "the longest id is fine", T0_EPOCH)
+    append.append(h, "x" * 200, "user", "the longest id is fine", T0_EPOCH)
 
 
 APPENDER = """
 import sys
-from anima.recall import transcripts
+from anima.recall import append
 from anima.infra.home import Home
 who, n = sys.argv[2], int(sys.argv[3])
 for i in range(n):
-    path, line = transcripts.append(Home(sys.argv[1]), "race", "user", f"{who} says {i}", 0)
+    path, line = append.append(Home(sys.argv[1]), "race", "user", f"{who} says {i}", 0)
     print(line, flush=True)
 """
 

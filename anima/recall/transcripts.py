@@ -16,17 +16,12 @@ no turns, and no warning.
 
 import json
 import os
-import re
 
 from anima.infra import clock, fs
-from anima.infra.errors import DataError, Refused, UsageError
 from anima.recall import formats, sources, zstd
 from anima.recall.cache import CACHE_FORMAT, SUMMARY, Cache, Summary, token_total
 
 MAX_LINE_WARNINGS = 10
-ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
-MAX_ID_CHARS = 200
-MAX_APPEND_BYTES = 1 << 20  # the longest text `anima session append` reads from stdin
 
 
 class Turn:
@@ -57,8 +52,6 @@ class Session:
 class _Unreadable(Exception):
     """Nothing can be read from the file; the message is the warning."""
 
-
-# --- where ---------------------------------------------------------------------------------
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -358,43 +351,3 @@ def find_turns(home, cfg, wanted, warn) -> dict:
             if not ids:
                 break
     return found
-
-
-
-# --- writing -------------------------------------------------------------------------------
-
-def check_session_id(sid: str) -> str:
-    """`sid` if it is a plain name a session file can be named by, else Refused."""
-    if not ID_PATTERN.fullmatch(sid) or sid.startswith(".") or len(sid) > MAX_ID_CHARS:
-        raise Refused(f"session id {sid!r}: must be a plain name of letters, digits, '.', '_' and '-', "
-                      f"not starting with '.', at most {MAX_ID_CHARS} characters")
-    return sid
-
-
-def append(home, session_id: str, role: str, text: str, now: float) -> tuple[str, int]:
-    """Append one turn to sessions/ID.jsonl (made, header first, if new); return (path, its line)."""
-    check_session_id(session_id)
-    if role not in formats.WHO:
-        raise UsageError(f"role {role!r}: must be user or assistant")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise DataError(f"text: not valid UTF-8 (character {e.start})") from None
-    if not text.strip():
-        raise Refused("empty text; nothing appended")
-    directory = os.path.join(sources.home_root(home), "sessions")
-    for suffix in zstd.ZSTD_SUFFIXES:
-        if os.path.lexists(os.path.join(directory, session_id + suffix)):
-            raise Refused(f"session {session_id} is stored compressed ({session_id}{suffix}); "
-                          "anima appends only to plain .jsonl files")
-    path = os.path.join(directory, session_id + ".jsonl")
-    record = json.dumps({"role": role, "content": text, "ts": clock.iso(now)}, ensure_ascii=False) + "\n"
-    fs.create(path, json.dumps({"type": "session", "id": session_id}, ensure_ascii=False) + "\n")
-    with fs.locked(path, what=f"session {session_id}"):
-        data = fs.read_bytes(path) or b""
-        line = data.count(b"\n") + 1
-        if data and not data.endswith(b"\n"):  # a writer left half a line: ours starts on a new one
-            record = "\n" + record
-            line += 1
-        fs.append(path, record)
-    return path, line
