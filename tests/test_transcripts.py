@@ -18,7 +18,7 @@ import zstandard
 from anima.infra import config
 from anima.infra.errors import DataError, Refused, UsageError
 from anima.infra.home import Home
-from anima.recall import append, formats, sources, transcripts, zstd
+from anima.recall import append, formats, sessions, sources, zstd
 
 from conftest import endless_stdin, file_time, snapshot
 
@@ -109,7 +109,7 @@ def shown_line(path: str, n: int) -> str:
 
 def read(path, cache_dir=None, cache_max=60):
     w = Warnings()
-    return transcripts.read_session(str(path), cache_dir, cache_max, w), w
+    return sessions.read_session(str(path), cache_dir, cache_max, w), w
 
 
 def rows(session):
@@ -126,7 +126,7 @@ def cfg_with(home, **values):
 
 def all_sessions(home, cfg=None):
     w = Warnings()
-    return list(transcripts.sessions(Home(str(home)), cfg, w)), w
+    return list(sessions.sessions(Home(str(home)), cfg, w)), w
 
 
 # --- the three formats ---------------------------------------------------------------------
@@ -448,12 +448,12 @@ def test_find_turn(home):
     put(home / "sessions" / "a.jsonl.zst", zst_multi(jsonl(*ANIMA)))
     put(home / "sessions" / "z.jsonl", jsonl(*CLAUDE))
     h, w = Home(str(home)), Warnings()
-    turn = transcripts.find_turn(h, None, "a-1", 11, w)
+    turn = sessions.find_turn(h, None, "a-1", 11, w)
     assert (turn.session, turn.line, turn.who, turn.text) == ("a-1", 11, "user", "part one\npart two")
     assert turn.path == str(home / "sessions" / "a.jsonl.zst")
-    assert transcripts.find_turn(h, None, "cc-1", 9, w).who == "delegated"
+    assert sessions.find_turn(h, None, "cc-1", 9, w).who == "delegated"
     for sid, line in (("a-1", 1), ("a-1", 7), ("a-1", 9), ("a-1", 99), ("a-1", 0), ("nope", 2), ("cc-1", 6)):
-        assert transcripts.find_turn(h, None, sid, line, w) is None, (sid, line)
+        assert sessions.find_turn(h, None, sid, line, w) is None, (sid, line)
     assert w == []
 
 
@@ -567,7 +567,7 @@ def test_a_scan_over_more_files_than_the_cache_holds_still_hits(home):
 
 def test_reading_plain_files_does_not_import_zstandard(home):
     put(home / "sessions" / "a.jsonl", jsonl(*ANIMA))
-    code = ("import sys, anima.recall.transcripts as t; from anima.infra.home import Home; "
+    code = ("import sys, anima.recall.sessions as t; from anima.infra.home import Home; "
             "assert 'zstandard' not in sys.modules; "
             "n = sum(len(s.turns) for s in t.sessions(Home(sys.argv[1]), None, print)); "
             "assert 'zstandard' not in sys.modules; print(n)")

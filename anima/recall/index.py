@@ -89,13 +89,13 @@ def _tail_hash(path: str, size: int) -> str:
 
 def _read_file(args):
     """In a worker: a file's session, as rows to insert. Plain data only (it crosses a pipe)."""
-    from anima.recall import transcripts, zstd
+    from anima.recall import sessions, zstd
 
     path, sig = args
     warnings: list[str] = []
     try:
-        entry = transcripts._extract(path, sig)
-    except transcripts._Unreadable as e:
+        entry = sessions.extract(path, sig)
+    except sessions.Unreadable as e:
         return path, sig, None, [str(e)]
     warnings += entry["warnings"]
     size = lines = 0

@@ -14,7 +14,7 @@ import json
 import os
 
 from anima.infra import clock, fs
-from anima.recall import formats, sources, transcripts, zstd
+from anima.recall import formats, sessions, sources, zstd
 from anima.recall.cache import SUMMARY, Cache, Summary, token_total
 
 
@@ -65,7 +65,7 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
                 for message in known["warnings"]:
                     warn(message)
         if scanned is None:
-            session = transcripts.read(path, cache, warn, summary, started, sig)
+            session = sessions.read(path, cache, warn, summary, started, sig)
             if session is None:
                 continue
             kept = [t for t in session.turns if _passes(t.text.lower().encode("utf-8"), phrases)]
@@ -103,7 +103,7 @@ def _scan_raw(path: str, sig: list, known: dict, phrases) -> Scanned | None:
             turn = formats.turn(obj, fmt, delegated) if isinstance(obj, dict) else None
             if turn is not None:
                 who, text, ts = turn
-                turns.append(transcripts.Turn(sid, number, mtime if ts is None else ts, who, text, path))
+                turns.append(sessions.Turn(sid, number, mtime if ts is None else ts, who, text, path))
     return Scanned(known["id"], path, known["turns"], known["tokens"], turns)
 
 

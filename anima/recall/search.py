@@ -408,13 +408,13 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool) -
 def attach_text(results: list[Result]) -> None:
     """Read the printed results' text back from their transcripts (each file read once, only
     the lines wanted parsed)."""
-    from anima.recall import transcripts
+    from anima.recall import sessions
 
     by_path: dict[str, list[Result]] = {}
     for r in results:
         by_path.setdefault(r.c.path, []).append(r)
     for path, rs in by_path.items():
-        turns = transcripts.turns_at(path, rs[0].c.session, {r.c.line for r in rs})
+        turns = sessions.turns_at(path, rs[0].c.session, {r.c.line for r in rs})
         for r in rs:
             r.text = turns[r.c.line].text if r.c.line in turns else ""
 

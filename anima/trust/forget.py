@@ -94,10 +94,10 @@ def _rebuild_index(home) -> None:
 
 
 def session(home, cfg, sid: str, warn) -> Plan:
-    from anima.recall import transcripts
+    from anima.recall import sessions
 
     plan = Plan(f"session {sid}")
-    for s in transcripts.sessions(home, cfg, warn):
+    for s in sessions.sessions(home, cfg, warn):
         if s.id != sid:
             continue
         if home.holds(s.path):
@@ -121,7 +121,7 @@ def fact(home, cfg, fid: str) -> Plan:
 
 
 def source(home, cfg, spec: str, warn) -> Plan:
-    from anima.recall import sources, transcripts
+    from anima.recall import sessions, sources
 
     path, _, line = spec.rpartition(":")
     if not path or not line.isdigit() or int(line) < 1:
@@ -138,7 +138,7 @@ def source(home, cfg, spec: str, warn) -> Plan:
     if not home.holds(full):
         raise UsageError(f"--source {spec!r}: outside the home; anima writes only under {home.root}")
     session_id = None
-    for s in transcripts.sessions(home, cfg, warn):
+    for s in sessions.sessions(home, cfg, warn):
         if os.path.realpath(s.path) == os.path.realpath(full):
             session_id = s.id
             if not any(t.line == number for t in s.turns):

@@ -1,4 +1,8 @@
-"""Transcripts: the conversation logs `anima recall` searches, read into turns.
+"""Reading sessions: a transcript file read into turns, the unit recall, facts and forget use.
+
+A file is read line by line in the format anima.recall.formats tells, and kept in the cache
+(anima.recall.cache) while it is unchanged. `sessions` reads every file sources.session_files
+lists; `turns_at` parses only the lines asked for; `find_turns` finds turns by session and line.
 
 Line. A turn's line is its 1-based line number in the decompressed file, so
 `zstdcat F | sed -n Np` shows it.
@@ -49,17 +53,14 @@ class Session:
                f"{len(self.turns)} turns)"
 
 
-class _Unreadable(Exception):
+class Unreadable(Exception):
     """Nothing can be read from the file; the message is the warning."""
 
 
-# --- reading -------------------------------------------------------------------------------
-
-
-def _extract(path: str, sig: list) -> dict:
+def extract(path: str, sig: list) -> dict:
     """Read `path` into a cache entry: id, format, turns as [line, ts, who, text], warnings.
 
-    Raise _Unreadable when nothing can be read from it.
+    Raise Unreadable when nothing can be read from it.
     """
     warnings: list[str] = []
     bad = 0
@@ -98,10 +99,10 @@ def _extract(path: str, sig: list) -> dict:
                 turns.append([number, turn[2], turn[0], turn[1]])
     except zstd.Damaged as e:
         if number == 0:
-            raise _Unreadable(f"{path}: {e}; file skipped") from None
+            raise Unreadable(f"{path}: {e}; file skipped") from None
         warnings.append(f"{path}: {e} after line {number}; kept lines 1-{number}")
     except OSError as e:
-        raise _Unreadable(f"{path}: cannot read ({e.strerror or e}); file skipped") from None
+        raise Unreadable(f"{path}: cannot read ({e.strerror or e}); file skipped") from None
     if bad > MAX_LINE_WARNINGS:
         warnings.append(f"{path}: {bad - MAX_LINE_WARNINGS} more bad lines skipped")
     mtime = sig[0] / 1e9
@@ -146,8 +147,8 @@ def read(path: str, cache, warn, summary=None, started=None, sig=None) -> Sessio
                     warn(message)
                 return session
     try:
-        entry = _extract(path, sig or [0, 0, 0, 0])
-    except _Unreadable as e:
+        entry = extract(path, sig or [0, 0, 0, 0])
+    except Unreadable as e:
         warn(str(e))
         return None
     for message in entry["warnings"]:
