@@ -138,6 +138,7 @@ def turn(obj: dict, fmt: str, delegated: bool) -> tuple | None:
 
 
 def plain_id(value) -> bool:
+    """Whether `value` may be a session id: a non-empty string without spaces or control characters."""
     return isinstance(value, str) and value != "" and value.isprintable() and not any(c.isspace() for c in value)
 
 

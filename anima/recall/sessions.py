@@ -111,8 +111,7 @@ def extract(path: str, sig: list) -> dict:
             turn[1] = mtime
     return {"v": CACHE_FORMAT, "path": path, "sig": sig, "id": formats.session_id(path, detector.header or id_line),
             "format": detector.format or "anima", "delegated": detector.delegated, "warnings": warnings,
-            "turns": turns,
-            "escaped": escaped}
+            "turns": turns, "escaped": escaped}
 
 
 def _session(entry: dict) -> Session:
@@ -131,6 +130,10 @@ def read_session(path: str, cache_dir: str | None, cache_max: int, warn) -> Sess
 
 
 def read(path: str, cache, warn, summary=None, started=None, sig=None) -> Session | None:
+    """The session in the file at absolute `path`: from `cache` while its entry matches, else
+    read whole and, if the file had settled and is unchanged, put in `cache` and `summary`;
+    None after one warning when nothing can be read. `started` and `sig`: when a pass looked
+    at the file, and its signature then (taken now without them)."""
     if started is None:
         started, sig = clock.files_now_ns(), fs.signature(path)
     if cache is not None and sig is not None:
