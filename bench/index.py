@@ -9,7 +9,7 @@ x 100 turns, mixed Chinese and English, zstd):
   (the same venv interpreter): median over the terms of each term's median, each term printed;
 - index size on disk (`anima index status --json`, which is the size of index/recall.sqlite)
   at most 1.0x the corpus text: the UTF-8 bytes of the turn bodies anima indexes, counted with
-  anima.recall.transcripts (the ratio to the uncompressed JSONL is printed too);
+  anima.recall.sessions (the ratio to the uncompressed JSONL is printed too);
 - correctness on the side: for every term `anima recall --json --limit 50 TERM` prints the same
   with the index on and off (same home, toggled with `anima index on|off`).
 At 3,000 sessions (make_corpus with sessions=3000; every 100th session written as plain .jsonl):
@@ -161,13 +161,13 @@ def text_size(root: str) -> int:
     """UTF-8 bytes of the turn bodies anima reads, over every session (without touching the cache)."""
     from anima.infra import config
     from anima.infra.home import Home
-    from anima.recall import transcripts
+    from anima.recall import sessions
 
     home = Home(root)
     cfg = config.load(home.config)
     cfg.values = {**cfg.values, "recall.cache_sessions": 0}
     warnings: list[str] = []
-    total = sum(len(turn.text.encode()) for s in transcripts.sessions(home, cfg, warnings.append) for turn in s.turns)
+    total = sum(len(turn.text.encode()) for s in sessions.sessions(home, cfg, warnings.append) for turn in s.turns)
     if warnings:
         problems.append(f"reading the corpus warned: {warnings[0][:200]}")
     return total

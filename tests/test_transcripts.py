@@ -18,7 +18,7 @@ import zstandard
 from anima.infra import config
 from anima.infra.errors import DataError, Refused, UsageError
 from anima.infra.home import Home
-from anima.recall import transcripts
+from anima.recall import append, formats, sessions, sources, zstd
 
 from conftest import endless_stdin, file_time, snapshot
 
@@ -109,7 +109,7 @@ def shown_line(path: str, n: int) -> str:
 
 def read(path, cache_dir=None, cache_max=60):
     w = Warnings()
-    return transcripts.read_session(str(path), cache_dir, cache_max, w), w
+    return sessions.read_session(str(path), cache_dir, cache_max, w), w
 
 
 def rows(session):
@@ -126,7 +126,7 @@ def cfg_with(home, **values):
 
 def all_sessions(home, cfg=None):
     w = Warnings()
-    return list(transcripts.sessions(Home(str(home)), cfg, w)), w
+    return list(sessions.sessions(Home(str(home)), cfg, w)), w
 
 
 # --- the three formats ---------------------------------------------------------------------
@@ -174,9 +174,9 @@ SKIPPED = ("SYSTEM PROMPT", "DEVELOPER NOTE", "TOOL OUTPUT", "SECRET REASONING",
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-@pytest.mark.parametrize("chunk", [5, transcripts.CHUNK])
+@pytest.mark.parametrize("chunk", [5, zstd.CHUNK])
 def test_anima_format(home, tmp_path, monkeypatch, encoding, chunk):
-    monkeypatch.setattr(transcripts, "CHUNK", chunk)  # 5 bytes: every line spans reads
+    monkeypatch.setattr(zstd, "CHUNK", chunk)  # 5 bytes: every line spans reads
     suffix, encode = ENCODINGS[encoding]
     path = put(tmp_path / f"t{suffix}", encode(jsonl(*ANIMA)))
     mtime = os.stat(path).st_mtime_ns / 1e9
@@ -296,14 +296,14 @@ def test_a_claude_code_sub_agent_file_is_its_own_delegated_session(home):
 
 
 def test_session_ids():
-    assert transcripts.session_id("/x/f.jsonl", {"type": "session", "id": "s1"}) == "s1"
-    assert transcripts.session_id("/x/f.jsonl", {"type": "session"}) == "f"
-    assert transcripts.session_id("/x/f.jsonl", {"type": "session", "id": "has space"}) == "f"
-    assert transcripts.session_id("/x/f.jsonl", {"type": "session", "id": 7}) == "f"
-    assert transcripts.session_id("/x/f.jsonl.zst", {"type": "user", "sessionId": "cc-9"}) == "cc-9"
-    assert transcripts.session_id("/x/f.jsonl.zst", None) == "f"
-    assert transcripts.session_id("/x/f.g.jsonl.zstd", None) == "f.g"
-    assert transcripts.session_id("/x/.jsonl", None) == ".jsonl"
+    assert formats.session_id("/x/f.jsonl", {"type": "session", "id": "s1"}) == "s1"
+    assert formats.session_id("/x/f.jsonl", {"type": "session"}) == "f"
+    assert formats.session_id("/x/f.jsonl", {"type": "session", "id": "has space"}) == "f"
+    assert formats.session_id("/x/f.jsonl", {"type": "session", "id": 7}) == "f"
+    assert formats.session_id("/x/f.jsonl.zst", {"type": "user", "sessionId": "cc-9"}) == "cc-9"
+    assert formats.session_id("/x/f.jsonl.zst", None) == "f"
+    assert formats.session_id("/x/f.g.jsonl.zstd", None) == "f.g"
+    assert formats.session_id("/x/.jsonl", None) == ".jsonl"
 
 
 def test_the_first_line_decides_the_format(tmp_path):
@@ -427,12 +427,12 @@ def test_session_files(home, tmp_path, monkeypatch):
     os.symlink(s / "a.jsonl", elsewhere / "link-to-a.jsonl")
     os.symlink(elsewhere, s / "linked")  # a linked directory is walked; its files counted once
     cfg = cfg_with(home, recall__sources=["~/logs/*", "imports/**/*", str(elsewhere), "nothing/*.jsonl"])
-    assert transcripts.session_files(Home(str(home)), cfg) == sorted([
+    assert sources.session_files(Home(str(home)), cfg) == sorted([
         str(s / "a.jsonl"), str(s / "sub/b.jsonl.zst"), str(s / "sub/deep/c.jsonl.zstd"),
         str(user / "logs/one.jsonl"), str(user / "logs/two.jsonl.zst"), str(user / "logs/nested/three.jsonl"),
         str(home / "imports/2026/four.jsonl"), str(elsewhere / "six.jsonl.zstd"),
     ])
-    assert transcripts.session_files(Home(str(tmp_path / "nowhere")), None) == []
+    assert sources.session_files(Home(str(tmp_path / "nowhere")), None) == []
 
 
 def test_a_session_id_read_twice_is_skipped_once_with_a_warning(home):
@@ -448,12 +448,12 @@ def test_find_turn(home):
     put(home / "sessions" / "a.jsonl.zst", zst_multi(jsonl(*ANIMA)))
     put(home / "sessions" / "z.jsonl", jsonl(*CLAUDE))
     h, w = Home(str(home)), Warnings()
-    turn = transcripts.find_turn(h, None, "a-1", 11, w)
+    turn = sessions.find_turn(h, None, "a-1", 11, w)
     assert (turn.session, turn.line, turn.who, turn.text) == ("a-1", 11, "user", "part one\npart two")
     assert turn.path == str(home / "sessions" / "a.jsonl.zst")
-    assert transcripts.find_turn(h, None, "cc-1", 9, w).who == "delegated"
+    assert sessions.find_turn(h, None, "cc-1", 9, w).who == "delegated"
     for sid, line in (("a-1", 1), ("a-1", 7), ("a-1", 9), ("a-1", 99), ("a-1", 0), ("nope", 2), ("cc-1", 6)):
-        assert transcripts.find_turn(h, None, sid, line, w) is None, (sid, line)
+        assert sessions.find_turn(h, None, sid, line, w) is None, (sid, line)
     assert w == []
 
 
@@ -484,7 +484,7 @@ def test_the_cache_is_used_while_the_file_is_unchanged(home):
 
 def test_a_change_in_mtime_or_size_invalidates_the_entry(home):
     h = Home(str(home))
-    path, _ = transcripts.append(h, "s1", "user", "first", T0_EPOCH)
+    path, _ = append.append(h, "s1", "user", "first", T0_EPOCH)
     aged(path)
     assert [t.text for t in all_sessions(home)[0][0].turns] == ["first"]
     entry_file = cache_entries(home)[path]
@@ -492,7 +492,7 @@ def test_a_change_in_mtime_or_size_invalidates_the_entry(home):
     entry["turns"][0][3] = "DOCTORED"
     entry_file.write_bytes(json.dumps(entry).encode())
     assert [t.text for t in all_sessions(home)[0][0].turns] == ["DOCTORED"]
-    transcripts.append(h, "s1", "assistant", "second", T0_EPOCH)
+    append.append(h, "s1", "assistant", "second", T0_EPOCH)
     assert [t.text for t in all_sessions(home)[0][0].turns] == ["first", "second"]
     assert json.loads(entry_file.read_bytes())["turns"][0][3] == "DOCTORED"  # a hot file is not cached
     aged(path)
@@ -567,7 +567,7 @@ def test_a_scan_over_more_files_than_the_cache_holds_still_hits(home):
 
 def test_reading_plain_files_does_not_import_zstandard(home):
     put(home / "sessions" / "a.jsonl", jsonl(*ANIMA))
-    code = ("import sys, anima.recall.transcripts as t; from anima.infra.home import Home; "
+    code = ("import sys, anima.recall.sessions as t; from anima.infra.home import Home; "
             "assert 'zstandard' not in sys.modules; "
             "n = sum(len(s.turns) for s in t.sessions(Home(sys.argv[1]), None, print)); "
             "assert 'zstandard' not in sys.modules; print(n)")
@@ -579,9 +579,9 @@ def test_reading_plain_files_does_not_import_zstandard(home):
 
 def test_append_makes_the_session_with_its_header(home):
     h = Home(str(home))
-    path, line = transcripts.append(h, "host-1.a_b", "user", "Hello, 世界", T0_EPOCH)
+    path, line = append.append(h, "host-1.a_b", "user", "Hello, 世界", T0_EPOCH)
     assert (path, line) == (str(home / "sessions" / "host-1.a_b.jsonl"), 2)
-    assert transcripts.append(h, "host-1.a_b", "assistant", "Hi\nthere", T0_EPOCH + 1) == (path, 3)
+    assert append.append(h, "host-1.a_b", "assistant", "Hi\nthere", T0_EPOCH + 1) == (path, 3)
     with open(path, encoding="utf-8") as f:
         assert f.read() == (
             '{"type": "session", "id": "host-1.a_b"}\n'
@@ -595,7 +595,7 @@ def test_append_makes_the_session_with_its_header(home):
 
 def test_append_after_half_a_line_starts_a_new_line(home):
     path = put(home / "sessions" / "s.jsonl", b'{"type": "session", "id": "s"}\n{"role": "user", "con', age=0)
-    assert transcripts.append(Home(str(home)), "s", "user", "whole", T0_EPOCH) == (path, 3)
+    assert append.append(Home(str(home)), "s", "user", "whole", T0_EPOCH) == (path, 3)
     session, warnings = read(path)
     assert warnings == [f"{path}:2: not JSON; line skipped"] and rows(session) == [(3, "user", "whole")]
 
@@ -606,26 +606,26 @@ def test_append_refuses(home):
     before = snapshot(home)
     for sid in ("", ".x", "..", "a/b", "a b", "../up", "x" * 201, "tab\t", "é"):
         with pytest.raises(Refused, match="must be a plain name"):
-            transcripts.append(h, sid, "user", "text", T0_EPOCH)
+            append.append(h, sid, "user", "text", T0_EPOCH)
     with pytest.raises(UsageError, match="must be user or assistant"):
-        transcripts.append(h, "s", "system", "text", T0_EPOCH)
+        append.append(h, "s", "system", "text", T0_EPOCH)
     with pytest.raises(Refused, match="^empty text; nothing appended$"):
-        transcripts.append(h, "s", "user", " \n\t", T0_EPOCH)
+        append.append(h, "s", "user", " \n\t", T0_EPOCH)
     with pytest.raises(DataError, match=r"^text: not valid UTF-8 \(character 3\)$"):
-        transcripts.append(h, "s", "user", "caf\udce9", T0_EPOCH)
+        append.append(h, "s", "user", "caf\udce9", T0_EPOCH)
     with pytest.raises(Refused, match=r"^session packed is stored compressed \(packed.jsonl.zst\); "):
-        transcripts.append(h, "packed", "user", "text", T0_EPOCH)
+        append.append(h, "packed", "user", "text", T0_EPOCH)
     assert snapshot(home) == before
-    transcripts.append(h, "x" * 200, "user", "the longest id is fine", T0_EPOCH)
+    append.append(h, "x" * 200, "user", "the longest id is fine", T0_EPOCH)
 
 
 APPENDER = """
 import sys
-from anima.recall import transcripts
+from anima.recall import append
 from anima.infra.home import Home
 who, n = sys.argv[2], int(sys.argv[3])
 for i in range(n):
-    path, line = transcripts.append(Home(sys.argv[1]), "race", "user", f"{who} says {i}", 0)
+    path, line = append.append(Home(sys.argv[1]), "race", "user", f"{who} says {i}", 0)
     print(line, flush=True)
 """
 

@@ -64,12 +64,12 @@ def stage(home, session, line, quote, tags, importance):
     """
     from anima.facts.store import check_tags
     from anima.infra import clock, config
-    from anima.recall import transcripts
+    from anima.recall import sessions
 
     requests = _requests(session, line, quote, check_tags(tags), importance)
     cfg = config.load(home.config)
 
-    turns = transcripts.find_turns(home, cfg, [(r.session, r.line) for r in requests],
+    turns = sessions.find_turns(home, cfg, [(r.session, r.line) for r in requests],
                                    lambda m: warn(f"warning: {m}"))
     for fid, new in _store(home).stage(requests, lambda sid, number: turns.get((sid, number)), clock.now()):
         out(fid + "\n")

@@ -30,15 +30,15 @@ def append(home, session_id, role, text):
     Text that is not valid UTF-8 exits 65.
     """
     from anima.infra import clock
-    from anima.recall import transcripts
+    from anima.recall import append
 
-    transcripts.check_session_id(session_id)
+    append.check_session_id(session_id)
     if text in ((), ("-",)):
         from anima.commands._io import read_input
 
-        body = read_input(None, transcripts.MAX_APPEND_BYTES, "session append", "as arguments or on stdin")
+        body = read_input(None, append.MAX_APPEND_BYTES, "session append", "as arguments or on stdin")
         body = body.rstrip("\n")
     else:
         body = " ".join(text)
-    _, line = transcripts.append(home, session_id, role, body, clock.now())
+    _, line = append.append(home, session_id, role, body, clock.now())
     out(f"{session_id}\t{line}\n")

@@ -101,14 +101,14 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
                 "relaxed": bool(results) and results[0].relaxed}
     if name == "memory_stage":
         from anima.facts.store import FactStore, Request, check_tags
-        from anima.recall import transcripts
+        from anima.recall import sessions
 
         importance = args.get("importance", 1)
         if importance not in (0, 1, 2, 3):
             raise UsageError("memory_stage: 'importance' must be 0 to 3")
         request = Request(args["session"], args["line"], args["quote"], check_tags(args.get("tags", [])), importance)
         store = FactStore(home)
-        [(fid, new)] = store.stage([request], lambda s, n: transcripts.find_turn(home, cfg, s, n, warn), now)
+        [(fid, new)] = store.stage([request], lambda s, n: sessions.find_turn(home, cfg, s, n, warn), now)
         status = next(f["status"] for f in store.load() if f["id"] == fid)
         return {"id": fid, "new": new, "status": status}
     from anima.self import blocks

@@ -1,1 +1,2 @@
-"""Recall: the transcripts (where, formats, zstd, caches), the search, FTS5 and the index."""
+"""Recall: the transcripts (sources, zstd, formats, cache, sessions, append), the pre-scan,
+the search, FTS5 and the index."""

@@ -89,17 +89,17 @@ def _tail_hash(path: str, size: int) -> str:
 
 def _read_file(args):
     """In a worker: a file's session, as rows to insert. Plain data only (it crosses a pipe)."""
-    from anima.recall import transcripts
+    from anima.recall import sessions, zstd
 
     path, sig = args
     warnings: list[str] = []
     try:
-        entry = transcripts._extract(path, sig)
-    except transcripts._Unreadable as e:
+        entry = sessions.extract(path, sig)
+    except sessions.Unreadable as e:
         return path, sig, None, [str(e)]
     warnings += entry["warnings"]
     size = lines = 0
-    if not path.endswith(transcripts.ZSTD_SUFFIXES):
+    if not path.endswith(zstd.ZSTD_SUFFIXES):
         with open(path, "rb") as f:
             data = f.read()
         if data.endswith(b"\n"):  # a later append continues after these lines; else read it all again
@@ -113,7 +113,7 @@ def _read_file(args):
 def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
     """The complete lines added after the first `size` bytes (`lines` lines), as rows; only
     those bytes are read. None if they are not whole lines of JSON (then read it all)."""
-    from anima.recall import transcripts
+    from anima.recall import formats
 
     with open(path, "rb") as f:
         f.seek(size)
@@ -128,7 +128,7 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
             obj = json.loads(raw.decode("utf-8"))
         except ValueError:
             return None
-        turn = transcripts._turn(obj, fmt, delegated) if isinstance(obj, dict) else None
+        turn = formats.turn(obj, fmt, delegated) if isinstance(obj, dict) else None
         if turn is not None:
             who, text, ts = turn
             rows.append((number, mtime if ts is None else ts, WHO.index(who), fts.body(text)))
@@ -220,13 +220,13 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
     jobs - 1 workers), each filling an FTS5 table of its own (a shard: f, f1, f2, ...): FTS5
     tokenising is most of a rebuild and one writer cannot share it. The workers' shards are
     copied into the one database file at the end, which then moves into place."""
-    from anima.recall import transcripts
+    from anima.recall import sources
 
     directory = home.ensure("index")
     target = os.path.join(directory, NAME)
     with fs.locked(target, wait=False, what="the recall index (a rebuild or update is running)"):
         started = clock.files_now_ns()
-        files = transcripts.session_files(home, cfg)
+        files = sources.session_files(home, cfg)
         cold = [(p, sig) for p in files if _cold(sig := fs.signature(p), started, cfg["index.hot_minutes"])]
         tmp = os.path.join(directory, f".{NAME}.{os.getpid()}.build")
         for leftover in os.listdir(directory):  # a killed rebuild's: the lock says none is running
@@ -389,7 +389,7 @@ def _fill_shard(con, items, k: int, shards: int, tick) -> dict:
 def update(home, cfg, warn=lambda m: None) -> dict:
     """Bring the index up to date: index new cold sessions, append what grew, retire the rows
     of files that changed otherwise or are gone. Raise Busy if a rebuild or update runs."""
-    from anima.recall import transcripts
+    from anima.recall import sources
 
     target = path(home)
     if not os.path.exists(target):  # the first update (say, from cron) builds it
@@ -399,7 +399,7 @@ def update(home, cfg, warn=lambda m: None) -> dict:
         con = _connect(target)
         try:
             _usable(con, target)
-            files = transcripts.session_files(home, cfg)
+            files = sources.session_files(home, cfg)
             p = plan(con, files, cfg["index.hot_minutes"])
             counts = {"added": 0, "appended": 0, "replaced": 0, "removed": len(p.missing)}
             with con:
@@ -531,10 +531,10 @@ class Open:
 
 
 def status(home, cfg) -> dict:
-    from anima.recall import transcripts
+    from anima.recall import sources
 
     target = path(home)
-    files = transcripts.session_files(home, cfg)
+    files = sources.session_files(home, cfg)
     info = {"enabled": cfg["index.enabled"], "path": target, "exists": os.path.exists(target),
             "sessions": len(files), "indexed": 0, "hot": 0, "stale": 0, "missing": 0, "dead_rows": 0,
             "size": 0, "built": None, "hot_minutes": cfg["index.hot_minutes"]}

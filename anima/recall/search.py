@@ -16,7 +16,7 @@ shares more of the characters ranks higher, but no turn is found, or required, f
 character.
 
 The scan looks for each term's tokens in the raw bytes first and parses only the lines that
-may hold them (transcripts.scan), puts those turns in an in-memory FTS5 table and asks it
+may hold them (prescan.scan), puts those turns in an in-memory FTS5 table and asks it
 what the index would be asked; it keeps small candidate records, and the text of the few
 results printed is read back from the transcripts afterwards.
 """
@@ -201,7 +201,7 @@ def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=Non
     """One pass for every query: candidates (any term matched) and corpus statistics, added
     to `found` and `stats` when given (what an index answered).
 
-    `sessions` yields transcripts.Scanned: each session's totals, and its turns that may match;
+    `sessions` yields prescan.Scanned: each session's totals, and its turns that may match;
     `sieves` (patterns) narrow those down before FTS5 is asked.
     """
     from anima.recall import fts
@@ -408,13 +408,13 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool) -
 def attach_text(results: list[Result]) -> None:
     """Read the printed results' text back from their transcripts (each file read once, only
     the lines wanted parsed)."""
-    from anima.recall import transcripts
+    from anima.recall import sessions
 
     by_path: dict[str, list[Result]] = {}
     for r in results:
         by_path.setdefault(r.c.path, []).append(r)
     for path, rs in by_path.items():
-        turns = transcripts.turns_at(path, rs[0].c.session, {r.c.line for r in rs})
+        turns = sessions.turns_at(path, rs[0].c.session, {r.c.line for r in rs})
         for r in rs:
             r.text = turns[r.c.line].text if r.c.line in turns else ""
 
@@ -426,12 +426,12 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     `note` takes what the user should know about how (the index's coverage)."""
     import os
 
-    from anima.recall import index, transcripts
+    from anima.recall import index, sources
 
     idx = None
     if cfg["index.enabled"] and os.path.exists(index.path(home)):
         try:
-            idx = index.Open(home, cfg, transcripts.session_files(home, cfg))
+            idx = index.Open(home, cfg, sources.session_files(home, cfg))
         except index.Unusable as e:
             warn(f"{e}; scanning the transcripts instead")
     import sqlite3
@@ -472,7 +472,7 @@ class _Filters:
 
 def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers):
     """Candidates and statistics: a scan's for what the index does not cover, then the index's."""
-    from anima.recall import transcripts
+    from anima.recall import prescan
 
     if idx is not None:
         found, stats = [[] for _ in queries], index_stats(idx, queries)
@@ -486,13 +486,13 @@ def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers):
         if plan.uncovered:
             indexed_ids = {sid for _, sid in idx.covered().values()}
             f = _Filters(queries)
-            uncovered = (s for s in transcripts.scan(home, cfg, f.phrases, warn, paths=plan.uncovered)
+            uncovered = (s for s in prescan.scan(home, cfg, f.phrases, warn, paths=plan.uncovered)
                          if s.id not in indexed_ids)
             scan(uncovered, queries, filters, found, stats, f.sieves)
         from_index(idx, queries, filters, found, stats, limit, tiers)
         return found, stats
     f = _Filters(queries)
-    return scan(transcripts.scan(home, cfg, f.phrases, warn), queries, filters, sieves=f.sieves)
+    return scan(prescan.scan(home, cfg, f.phrases, warn), queries, filters, sieves=f.sieves)
 
 
 def snippet(text: str, terms: list[str], width: int) -> str:

@@ -94,10 +94,10 @@ def _rebuild_index(home) -> None:
 
 
 def session(home, cfg, sid: str, warn) -> Plan:
-    from anima.recall import transcripts
+    from anima.recall import sessions
 
     plan = Plan(f"session {sid}")
-    for s in transcripts.sessions(home, cfg, warn):
+    for s in sessions.sessions(home, cfg, warn):
         if s.id != sid:
             continue
         if home.holds(s.path):
@@ -121,7 +121,7 @@ def fact(home, cfg, fid: str) -> Plan:
 
 
 def source(home, cfg, spec: str, now: float, warn) -> Plan:
-    from anima.recall import transcripts
+    from anima.recall import sessions, sources
 
     path, _, line = spec.rpartition(":")
     if not path or not line.isdigit() or int(line) < 1:
@@ -133,12 +133,12 @@ def source(home, cfg, spec: str, now: float, warn) -> Plan:
         full = short  # now.md:LINE, archive/DATE.md:LINE
     if _in_stream(home, full):
         return stream_line(home, cfg, full, number, now)
-    if not (os.path.isfile(full) and full.endswith(transcripts.SUFFIXES)):
+    if not (os.path.isfile(full) and full.endswith(sources.SUFFIXES)):
         raise NotFound(f"--source {spec!r}: {path} is not a transcript (*.jsonl, *.jsonl.zst)")
     if not home.holds(full):
         raise UsageError(f"--source {spec!r}: outside the home; anima writes only under {home.root}")
     session_id = None
-    for s in transcripts.sessions(home, cfg, warn):
+    for s in sessions.sessions(home, cfg, warn):
         if os.path.realpath(s.path) == os.path.realpath(full):
             session_id = s.id
             if not any(t.line == number for t in s.turns):
@@ -155,10 +155,10 @@ def source(home, cfg, spec: str, now: float, warn) -> Plan:
 
 def _blank_line(path: str, number: int, now: float) -> None:
     """Replace line `number` of a transcript (plain or zstd) by a forgotten marker, in place."""
-    from anima.recall.transcripts import ZSTD_SUFFIXES, _chunks
+    from anima.recall.zstd import ZSTD_SUFFIXES, chunks
 
     with fs.locked(path, what="the transcript"):
-        data = b"".join(_chunks(path))
+        data = b"".join(chunks(path))
         packed = path.endswith(ZSTD_SUFFIXES)
         lines = data.split(b"\n")
         lines[number - 1] = json.dumps({"type": "forgotten", "at": clock.iso(now)}).encode()

@@ -38,12 +38,12 @@ class Problem:
 
 
 def fact_problems(home, cfg, warn=lambda message: None) -> list[Problem]:
-    from anima.recall import transcripts
+    from anima.recall import sessions
 
     store = facts_mod.FactStore(home)
     known = [f for f in store.load() if f.get("status") != "retired"]
     pairs = {(f["source"]["session"], f["source"]["line"]) for f in known if isinstance(f.get("source"), dict)}
-    turns = transcripts.find_turns(home, cfg, pairs, warn) if pairs else {}
+    turns = sessions.find_turns(home, cfg, pairs, warn) if pairs else {}
     problems = []
     for f in known:
         src = f.get("source") or {}

@@ -1,0 +1,235 @@
+"""Reading sessions: a transcript file read into turns, the unit recall, facts and forget use.
+
+A file is read line by line in the format anima.recall.formats tells, and kept in the cache
+(anima.recall.cache) while it is unchanged. `sessions` reads every file sources.session_files
+lists; `turns_at` parses only the lines asked for; `find_turns` finds turns by session and line.
+
+Line. A turn's line is its 1-based line number in the decompressed file, so
+`zstdcat F | sed -n Np` shows it.
+
+Two files with the same session id (anima.recall.formats tells it): the first in path order is
+read, the later one is skipped with a warning.
+
+Damage. A line that is not valid UTF-8, not JSON or not a JSON object is skipped with a
+warning naming the file and line (at most 10 such warnings a file, then one saying how many
+more). A corrupt or truncated zstd file keeps every complete line before the damage, with one
+warning naming the file and the last line kept; if no line is complete before it, or the file
+cannot be read at all, the file is skipped with one warning. An empty file is a session with
+no turns, and no warning.
+"""
+
+import json
+import os
+
+from anima.infra import clock, fs
+from anima.recall import formats, sources, zstd
+from anima.recall.cache import CACHE_FORMAT, Cache
+
+MAX_LINE_WARNINGS = 10
+
+
+class Turn:
+    """One message body: where it is (session, path, line), when, who said it, and what."""
+
+    __slots__ = ("session", "line", "ts", "who", "text", "path")
+
+    def __init__(self, session: str, line: int, ts: float, who: str, text: str, path: str):
+        self.session, self.line, self.ts, self.who, self.text, self.path = session, line, ts, who, text, path
+
+    def __repr__(self):
+        return f"Turn({self.session!r}, {self.line}, {self.ts}, {self.who!r}, {self.text!r}, {self.path!r})"
+
+
+class Session:
+    """One transcript file read into turns (in line order)."""
+
+    __slots__ = ("id", "path", "format", "delegated", "turns")
+
+    def __init__(self, id: str, path: str, format: str, delegated: bool, turns: list[Turn]):
+        self.id, self.path, self.format, self.delegated, self.turns = id, path, format, delegated, turns
+
+    def __repr__(self):
+        return f"Session({self.id!r}, {self.path!r}, {self.format!r}, delegated={self.delegated}, " \
+               f"{len(self.turns)} turns)"
+
+
+class Unreadable(Exception):
+    """Nothing can be read from the file; the message is the warning."""
+
+
+def extract(path: str, sig: list) -> dict:
+    """Read `path` into a cache entry: id, format, turns as [line, ts, who, text], warnings.
+
+    Raise Unreadable when nothing can be read from it.
+    """
+    warnings: list[str] = []
+    bad = 0
+    detector, id_line = formats.Detector(), None
+    turns: list[list] = []
+    number = 0
+    escaped = False  # \uXXXX escapes: the raw bytes then do not show the text's characters
+    try:
+        for number, raw in enumerate(zstd.lines(zstd.chunks(path)), 1):
+            if not raw.strip():
+                continue
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            escaped = escaped or b"\\u" in raw
+            why = None
+            try:
+                obj = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                why = f"not valid UTF-8 (byte {e.start})"
+            except ValueError:
+                why = "not JSON"
+            else:
+                if not isinstance(obj, dict):
+                    why = "not a JSON object"
+            if why:
+                bad += 1
+                if bad <= MAX_LINE_WARNINGS:
+                    warnings.append(f"{path}:{number}: {why}; line skipped")
+                continue
+            if not detector.may_hold_turn(obj):
+                continue
+            if detector.format == "claude" and id_line is None and formats.plain_id(obj.get("sessionId")):
+                id_line = obj
+            turn = formats.turn(obj, detector.format, detector.delegated)
+            if turn is not None:
+                turns.append([number, turn[2], turn[0], turn[1]])
+    except zstd.Damaged as e:
+        if number == 0:
+            raise Unreadable(f"{path}: {e}; file skipped") from None
+        warnings.append(f"{path}: {e} after line {number}; kept lines 1-{number}")
+    except OSError as e:
+        raise Unreadable(f"{path}: cannot read ({e.strerror or e}); file skipped") from None
+    if bad > MAX_LINE_WARNINGS:
+        warnings.append(f"{path}: {bad - MAX_LINE_WARNINGS} more bad lines skipped")
+    mtime = sig[0] / 1e9
+    for turn in turns:
+        if turn[1] is None:
+            turn[1] = mtime
+    return {"v": CACHE_FORMAT, "path": path, "sig": sig, "id": formats.session_id(path, detector.header or id_line),
+            "format": detector.format or "anima", "delegated": detector.delegated, "warnings": warnings,
+            "turns": turns, "escaped": escaped}
+
+
+def _session(entry: dict) -> Session:
+    sid, path = entry["id"], entry["path"]
+    turns = [Turn(sid, line, ts, who, text, path) for line, ts, who, text in entry["turns"]]
+    return Session(sid, path, entry["format"], entry["delegated"], turns)
+
+
+def read_session(path: str, cache_dir: str | None, cache_max: int, warn) -> Session | None:
+    """The session in `path`, from the cache under `cache_dir` while the file is unchanged.
+
+    None, after one warning, when nothing can be read from the file.
+    """
+    cache = Cache(cache_dir, cache_max) if cache_dir and cache_max > 0 else None
+    return read(os.path.abspath(path), cache, warn)
+
+
+def read(path: str, cache, warn, summary=None, started=None, sig=None) -> Session | None:
+    """The session in the file at absolute `path`: from `cache` while its entry matches, else
+    read whole and, if the file had settled and is unchanged, put in `cache` and `summary`;
+    None after one warning when nothing can be read. `started` and `sig`: when a pass looked
+    at the file, and its signature then (taken now without them)."""
+    if started is None:
+        started, sig = clock.files_now_ns(), fs.signature(path)
+    if cache is not None and sig is not None:
+        entry = cache.get(path, sig)
+        if entry is not None:
+            try:
+                session, messages = _session(entry), entry["warnings"]
+                if not isinstance(messages, list):
+                    raise TypeError
+            except (KeyError, TypeError, ValueError):
+                pass
+            else:
+                for message in messages:
+                    warn(message)
+                return session
+    try:
+        entry = extract(path, sig or [0, 0, 0, 0])
+    except Unreadable as e:
+        warn(str(e))
+        return None
+    for message in entry["warnings"]:
+        warn(message)
+    if fs.settled([sig], started) and fs.signature(path) == sig:
+        if cache is not None:
+            cache.put(path, entry)
+        if summary is not None:
+            summary.put(path, entry)
+    return _session(entry)
+
+
+def sessions(home, cfg, warn):
+    """Every session, in sources.session_files order; a second file with an id already read is skipped."""
+    root = sources.home_root(home)
+    cache_max = sources.setting(cfg, "recall.cache_sessions", 60)
+    cache = None
+    if cache_max > 0 and os.path.isdir(root):
+        cache = Cache(os.path.join(root, "cache", "sessions"), cache_max)
+        cache.trim()
+    first: dict[str, str] = {}
+    for path in sources.session_files(home, cfg):
+        session = read(path, cache, warn)
+        if session is None:
+            continue
+        if session.id in first:
+            warn(f"{path}: session {session.id} was already read from {first[session.id]}; file skipped")
+            continue
+        first[session.id] = path
+        yield session
+
+
+def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
+    """The turns on these lines of `path`, parsing only them (and the lines before the one
+    that decides the format). A damaged file is read as `read_session` reads it."""
+    lines = set(lines)
+    sig = fs.signature(path)
+    last = max(lines, default=0)
+    try:
+        raw = zstd.head(path, last)
+    except (OSError, zstd.Damaged):
+        session = read_session(path, None, 0, lambda message: None)
+        return {t.line: t for t in session.turns if t.line in lines} if session else {}
+    detector, out = formats.Detector(), {}
+    mtime = sig[0] / 1e9 if sig else 0.0
+    for number, line in enumerate(raw.split(b"\n", last)[:last], 1):
+        if detector.format is not None and number not in lines:
+            continue
+        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]
+        try:
+            obj = json.loads(line.decode("utf-8"))
+        except ValueError:
+            continue
+        if not isinstance(obj, dict) or not detector.may_hold_turn(obj):
+            continue
+        if number in lines:
+            turn = formats.turn(obj, detector.format, detector.delegated)
+            if turn is not None:
+                who, text, ts = turn
+                out[number] = Turn(session_id, number, mtime if ts is None else ts, who, text, path)
+    return out
+
+
+def find_turn(home, cfg, session_id: str, line: int, warn) -> Turn | None:
+    """The turn on `line` of session `session_id`, or None when there is no such turn."""
+    return find_turns(home, cfg, [(session_id, line)], warn).get((session_id, line))
+
+
+def find_turns(home, cfg, wanted, warn) -> dict:
+    """{(session id, line): Turn} for those of the `wanted` pairs that are real turns, in one pass."""
+    wanted = set(wanted)
+    ids = {sid for sid, _ in wanted}
+    found = {}
+    for session in sessions(home, cfg, warn):
+        if session.id in ids:
+            found.update(((session.id, t.line), t) for t in session.turns if (session.id, t.line) in wanted)
+            ids.discard(session.id)
+            if not ids:
+                break
+    return found
