@@ -19,7 +19,7 @@ COMMANDS = {
     "init": ("anima.commands.init:cli", "Lay out the home: directories, config.toml, six starter blocks."),
     "config": ("anima.commands.config:cli", "Get, set and list settings in config.toml."),
     "self": ("anima.commands.self_:cli", "Read and change the six self blocks; every version is kept."),
-    "note": ("anima.commands.note:cli", "Self-notes: add, list, heat, status, config, clear, archive."),
+    "note": ("anima.commands.note:cli", "Self-notes: add, list, heat, importance, status, config, clear, archive, inject."),
     "recall": ("anima.commands.recall:cli", "Search the transcripts: what was really said, and where."),
     "stage": ("anima.commands.facts:stage", "Propose a fact about the person from a real turn (a candidate)."),
     "facts": ("anima.commands.facts:facts", "List facts about the person: candidates, approved, retired."),
@@ -135,7 +135,7 @@ def cli(ctx, home):
     """anima: a persistent first-person self for an LLM agent, kept in plain files.
 
     Every command reads and writes files under the home; `anima prompt` prints what a host
-    puts into its system prompt each turn. See anima(1) and anima(5).
+    puts into its system prompt each turn. See anima(1).
     """
     from anima.infra.home import Home, default_root
 

@@ -149,11 +149,12 @@ SETTINGS: dict[str, Setting] = {
         30, "Days for an unused note's heat to halve (1-365).", "int", 1, 365),
     "notes.dup_threshold": Setting(
         90, "Similarity (0-100, rapidfuzz ratio) at or above which a new note is a near-duplicate "
-        "of a live one and is refused; the live note's heat is refreshed instead.", "int", 50, 100),
+        "of a live one and is refused; the live note's heat is refreshed instead. 100 refuses only a note "
+        "equal to a live one.", "int", 50, 100),
     "notes.inject": Setting(True, "Whether `anima prompt` prints the self-notes section.", "bool"),
     "notes.builtin_sensitive_words": Setting(
         True, "Refuse notes holding health or finance specifics from the built-in zh/en word list "
-        "(anima(5) lists it).", "bool"),
+        "(anima-home(5) lists it).", "bool"),
     "notes.sensitive_words": Setting(
         [], "More health or finance words that make a note refused (English words match whole "
         "words, any case; Chinese match anywhere).", "words"),
@@ -183,7 +184,7 @@ SETTINGS: dict[str, Setting] = {
     "routes.rules": Setting(
         [], "What `anima route` does, one [[routes.rules]] table per rule, tried in order: a switch "
         "(cases of conditions, a default), a broadcast (to several queues) or a merge (by trace "
-        "id); anima(5) has the details.", "routes"),
+        "id); anima-pipeline(5) has the details.", "routes"),
     "prompt.sections": Setting(
         list(SECTION_NAMES), "Sections `anima prompt` prints, from: " + ", ".join(SECTION_NAMES)
         + ". They always appear in this order.", "list", choices=SECTION_NAMES),
@@ -284,7 +285,7 @@ def render_default(lang: str | None = None) -> str:
     import textwrap
 
     out = [
-        "# anima configuration (see anima(5)). Every setting is shown with its default.",
+        "# anima configuration (see anima-config(5)). Every setting is shown with its default.",
         "# Edit by hand or with `anima config set KEY VALUE`; an invalid value is refused.",
     ]
     table = None

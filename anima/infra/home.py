@@ -1,10 +1,10 @@
-"""Where things live under $ANIMA_HOME (anima(5), FILES)."""
+"""Where things live under $ANIMA_HOME (anima-home(5))."""
 
 import os
 
 from anima.infra import fs
 
-# The full layout of anima(5); `anima init` creates all of it, other commands what they use.
+# The full layout of anima-home(5); `anima init` creates all of it, other commands what they use.
 LAYOUT = (
     "self/blocks/.history",
     "self/stream/archive",
@@ -38,7 +38,7 @@ QUEUES = {
 RESERVED = frozenset({"dead_letter", "heartbeat", "inbox", "message_queue", "action_queue"})
 
 GITIGNORE = """\
-# Derived files: rebuildable, never the truth (anima(5)).
+# Derived files: rebuildable, never the truth (anima-home(5)).
 cache/
 index/
 .*.lock
