@@ -64,7 +64,8 @@ def config_lines(home) -> tuple[list[Line], dict | None]:
     try:
         cfg = config.load(home.config)
     except ConfigError as e:
-        return [Line(FAIL, "config", str(e), "`anima config set KEY VALUE`, or edit config.toml (anima-config(5))")], None
+        return [Line(FAIL, "config", str(e),
+                     "`anima config set KEY VALUE`, or edit config.toml (anima-config(5))")], None
     where = "config.toml" if os.path.exists(home.config) else "defaults (no config.toml)"
     lines = [Line(OK, "config", f"{where} is valid")]
     missing = [k for k in blocks.KEYS if not os.path.exists(blocks.block_path(home.blocks, k))]
