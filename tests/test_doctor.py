@@ -179,3 +179,15 @@ def test_an_index_that_no_longer_covers_a_session(run, home):
     (home / "index" / "recall.sqlite").unlink()
     got = lines(run("doctor"))
     assert got["index"][0] == "WARN" and "no index" in got["index"][2]
+
+
+def test_a_file_s_age_is_the_file_clock_s_not_her_time(run, home):
+    """ANIMA_NOW moves her time, not the files': a message just queued is not 200 days old
+    because she lives 200 days ahead (doctor and metrics once said so)."""
+    healthy(run)
+    assert run("say", "--speaker", "alice", "hello").exit_code == 0
+    assert run("preprocess").exit_code == 0
+    later = {"ANIMA_NOW": after_now(200 * 86400)}
+    assert lines(run("doctor", env=later))["queues"][0] == "OK"
+    age = json.loads(run("metrics", "--json", env=later).stdout)["queues"]["message"]["oldest_age_sec"]
+    assert 0 <= age < 600

@@ -1,5 +1,6 @@
 """Pool A: think, stream (tail, follow, roll), state, memories, diary."""
 
+import calendar
 import hashlib
 import json
 import os
@@ -7,6 +8,8 @@ import re
 import signal
 import subprocess
 import time
+
+import pytest
 
 from conftest import interruptible, snapshot
 
@@ -267,3 +270,13 @@ def test_stream_tail_of_a_large_stream_reads_its_end(run, home):
         assert r.exit_code == 0 and r.stdout_bytes.decode() == "".join(text.splitlines(keepends=True)[-n:])
     path.write_bytes(text.rstrip("\n").encode("utf-8"))  # a last line left open by a hand edit
     assert run("stream", "-n", "2").stdout_bytes.decode() == "".join(text.rstrip("\n").splitlines(keepends=True)[-2:])
+
+
+@pytest.mark.real_clock
+def test_without_anima_now_a_command_reads_the_system_clock(run, home):
+    """The one test that lives at the real time: what `think` stamps is now, to the minute."""
+    before = time.time()
+    think_now = run("think", "What time is it?")
+    assert think_now.exit_code == 0
+    stamp = calendar.timegm(time.strptime(now_md(home).split("\n")[0], "## %Y-%m-%d %H:%M"))
+    assert before - 60 <= stamp <= time.time()
