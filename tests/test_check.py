@@ -122,3 +122,29 @@ def test_a_home_that_does_not_exist_is_a_finding_not_a_crash(run, home):
     assert (r.exit_code, r.stdout, r.stderr) == (1, f"mode\t.\t{home} does not exist (anima init)\n",
                                                   "anima: check: 1 finding\n")
     assert not home.exists()
+
+
+def test_the_stream_s_bookkeeping_out_of_step_is_a_finding(run, home):
+    """A record whose lines were edited away, a roll out of order, a generation never started:
+    each named, where the loop would skip them silently."""
+    assert run("init", "--lang", "en").exit_code == 0
+    for k in range(3):
+        assert run("think", f"Thought {k}.", env={"ANIMA_NOW": f"2026-11-30T08:0{k}:00Z"}).exit_code == 0
+    assert run("stream", "roll", "--force", "--now", "2026-11-30T09:00:00Z").exit_code == 0
+    assert run("think", "After the roll.", env={"ANIMA_NOW": "2026-11-30T09:01:00Z"}).exit_code == 0
+    r, found = findings(run, "--only", "stream")
+    assert (r.exit_code, found) == (0, [])
+    archive = home / "self" / "stream" / "archive" / "2026-11-30.md"
+    archive.write_text(archive.read_text().replace("Thought 1.", "Thought one."))
+    book = home / "pipeline" / "stream.jsonl"
+    with book.open("a") as f:
+        f.write(json.dumps({"gen": 1, "by": "roll", "why": "hour", "at": "2026-11-30T10:00:00Z"}) + "\n")
+        f.write(json.dumps({"gen": 5, "lines": [1, 4], "by": "think", "at": "2026-11-30T10:01:00Z",
+                            "sha256": "0" * 64}) + "\n")
+    r, found = findings(run, "--only", "stream")
+    assert r.exit_code == 1
+    assert [(f["where"], f["what"]) for f in found] == [
+        ("pipeline/stream.jsonl:2", "lines 5-8 of generation 0 (think) are not in the archive as recorded"),
+        ("pipeline/stream.jsonl:6", "a roll to generation 1 after generation 1"),
+        ("pipeline/stream.jsonl:7", "a record of generation 5, never started (the rolls so far made 1)"),
+    ]

@@ -345,3 +345,34 @@ def test_a_chinese_speakers_memories_are_found_after_a_consolidate(run, home):
     say(run, "杭州很冷", "小明", when="2026-12-01T09:00:00Z")
     printed = pipe(run, when="2026-12-01T09:01:00Z")
     assert f"我有相关的记忆：{topic}" in printed
+
+
+def test_a_recovery_after_a_roll_never_takes_the_generation_back(run, home):
+    """internalize killed after its entry reached now.md, before its record; a roll; then the
+    next internalize writes the record: its lines are in the archive, its generation the old
+    one. now.md's generation must not go back with it: her later decisions are each acted on."""
+    setup(run)
+    say(run, "before the roll", "Bob")
+    assert run("preprocess").exit_code == 0
+    internalize_(run)
+    records = (home / "pipeline" / "stream.jsonl").read_text().splitlines(keepends=True)
+    (home / "pipeline" / "stream.jsonl").write_text("".join(records[:-1]))  # as the kill left it
+    journal = (home / "pipeline" / "internalize.journal").read_text()
+    (home / "pipeline" / "message_queue" / "done").rename(home / "pipeline" / "message_queue" / "cur")
+    (home / "pipeline" / "message_queue" / "cur").mkdir(exist_ok=True)
+    for f in (home / "pipeline" / "message_queue" / "cur").iterdir():
+        f.rename(home / "pipeline" / "message_queue" / f.name)  # the claim a later run takes back
+    assert run("stream", "roll", "--force", "--now", "2026-11-30T09:00:00Z").exit_code == 0
+    assert run("think", "I decide to note: the first after the roll.",
+               env={"ANIMA_NOW": "2026-11-30T09:01:00Z"}).exit_code == 0
+    assert run("externalize", "--now", "2026-11-30T09:01:30Z").exit_code == 0
+    internalize_(run, when="2026-11-30T09:02:00Z")  # finds the journal line: writes the old record
+    assert (home / "pipeline" / "internalize.journal").read_text() == journal
+    assert run("think", "I decide to note: the second after the roll.",
+               env={"ANIMA_NOW": "2026-11-30T09:03:00Z"}).exit_code == 0
+    assert run("externalize", "--now", "2026-11-30T09:03:30Z").exit_code == 0
+    gens = [(r["by"], r["gen"]) for r in book(home)]
+    assert gens[-1] == ("think", 1) and ("internalize", 0) in gens[2:]
+    queued = home / "pipeline" / "action_queue"
+    texts = sorted(json.loads(f.read_text())["payload"]["params"]["text"] for f in queued.glob("*.json"))
+    assert texts == ["the first after the roll.", "the second after the roll."]

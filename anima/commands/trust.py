@@ -2,11 +2,11 @@ import click
 
 from anima.commands._io import json_option, out, out_json
 from anima.infra.errors import NotFound, UsageError
+from anima.trust.check import CHECKS
 
 
 @click.command()
-@click.option("--only", metavar="LIST", help="Comma-separated checks to run: budget, private, secret, "
-              "contradiction, stale, mode.  [default: all]")
+@click.option("--only", metavar="LIST", help=f"Comma-separated checks to run: {', '.join(CHECKS)}.  [default: all]")
 @json_option("Print one JSON object per finding (NDJSON).")
 @click.pass_obj
 def check(home, only, as_json):
@@ -17,7 +17,9 @@ def check(home, only, as_json):
     secret (an API key, token or password in the self's text files), contradiction (two
     approved facts on a tag in facts.single_valued_tags), stale (a fact, memory line or
     autobiography entry whose source is gone or changed; `anima verify` tells which), mode
-    (files 0600, directories 0700, no symbolic links). Exit 1 when anything is found.
+    (files 0600, directories 0700, no symbolic links), stream (pipeline/stream.jsonl in step
+    with now.md and the archive: generations in order, every record's lines there as
+    recorded). Exit 1 when anything is found.
     Findings never repeat private data.
     """
     from anima.infra import config

@@ -34,6 +34,10 @@ class Reader:
         return records or [], replaced
 
 
+def is_day(text: str) -> bool:
+    return bool(_DAY.fullmatch(text))
+
+
 def span(record: dict) -> tuple[int, int] | None:
     """The [first, last] lines a record names (1-based, inclusive), or None if it names none."""
     lines = record.get("lines")
@@ -63,7 +67,7 @@ def block(stream, record: dict, gen: int, now_lines: list[str] | None = None) ->
         lines = (stream.text().splitlines(keepends=True) if now_lines is None else now_lines)[first - 1:last]
         return lines if sha("".join(lines)) == record.get("sha256") else None
     day = str(record.get("at", ""))[:10]
-    if not _DAY.fullmatch(day):
+    if not is_day(day):
         return None
     archived = (fs.read_text(stream.archive_path(day)) or "").splitlines(keepends=True)
     i = at_heading(archived, last - first + 1, record.get("sha256"))

@@ -88,7 +88,7 @@ class View:
         for record in records:
             if not isinstance(record.get("gen"), int):
                 continue
-            self.gen = record["gen"]
+            self.gen = max(self.gen, record["gen"])  # a late record keeps its older one
             if bookkeeping.span(record) is None:
                 continue
             self.read.append(record)

@@ -64,7 +64,7 @@ class Book:
             self.narrated, self.heard, self.last, self.gen = set(), {}, None, 0
         for record in records:
             if isinstance(record.get("gen"), int):
-                self.gen = record["gen"]
+                self.gen = max(self.gen, record["gen"])  # a late record keeps its older one
             self.last = record
             if isinstance(record.get("event"), str):
                 self.narrated.add(record["event"])

@@ -105,22 +105,14 @@ class Stream:
         fs.append(self.book, json.dumps(record, ensure_ascii=False) + "\n")
 
     def generation(self) -> int:
-        """The generation now.md is in: the `gen` of the last record in the bookkeeping file."""
+        """The generation now.md is in: the highest `gen` recorded (a generation never goes
+        back; a record written late, for an entry a roll already archived, carries its own
+        older one). The records at the end of the file are enough: they hold the last roll or
+        what was appended since."""
         data = _tail(self.book, _TAIL_BYTES)
-        for line in reversed(data.split(b"\n")):
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue  # a torn last line (a crash mid-append), or the cut start of the tail
-            if isinstance(record, dict) and isinstance(record.get("gen"), int):
-                return record["gen"]
-        if len(data) == _TAIL_BYTES:  # an unusually long tail: read it all
-            for line in reversed((fs.read_bytes(self.book) or b"").split(b"\n")):
-                try:
-                    return int(json.loads(line)["gen"])
-                except (ValueError, KeyError, TypeError):
-                    continue
-        return 0
+        if len(data) == _TAIL_BYTES and not _gens(data):  # an unusually long record: read it all
+            data = fs.read_bytes(self.book) or b""
+        return max(_gens(data), default=0)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -240,6 +232,20 @@ def split_days(text: str, fallback: str) -> list[tuple[str, str]]:
     if runs and not runs[-1][1].endswith("\n"):
         runs[-1][1] += "\n"
     return [(day or fallback, chunk) for day, chunk in runs]
+
+
+def _gens(data: bytes) -> list[int]:
+    """The generations the whole JSON lines of `data` name (a torn last line, from a crash
+    mid-append, or the cut start of a tail, skipped)."""
+    found = []
+    for line in data.split(b"\n"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("gen"), int) and not isinstance(record["gen"], bool):
+            found.append(record["gen"])
+    return found
 
 
 def _count_lines(text: str) -> int:

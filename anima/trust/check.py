@@ -13,6 +13,9 @@ Each check yields findings (check, where, what); none means the home is sound. T
   (facts.single_valued_tags).
 - stale: a derivation whose source is gone or changed (anima.trust.provenance).
 - mode: a file not 0600, a directory not 0700, or a symbolic link in the home.
+- stream: the self-stream's bookkeeping (pipeline/stream.jsonl) out of step with the stream:
+  a roll that does not start the next generation, a record of a generation never started,
+  a record whose lines are not in now.md or the archive as it recorded them.
 
 Findings never repeat private data: the detectors' descriptions mask it.
 """
@@ -165,6 +168,47 @@ def modes(home, cfg):
         yield Finding("mode", ".", f"the home's mode is {mode:04o}, not 0700 (chmod 700)")
 
 
+def stream(home, cfg):
+    from anima.stream import bookkeeping
+    from anima.stream.now import Stream
+
+    s = Stream(home)
+    records, _ = bookkeeping.Reader(s.book).read()
+    # now.md's generation: the last a roll started (a record naming a higher one is wrong itself)
+    gen = max((r["gen"] for r in records if r.get("by") == "roll" and isinstance(r.get("gen"), int)), default=0)
+    top = 0  # the generation the rolls read so far have started
+    now_lines = s.text().splitlines(keepends=True)
+    archives: dict[str, list[str]] = {}
+    for number, r in enumerate(records, 1):
+        where = f"{home.rel(s.book)}:{number}"
+        if not isinstance(r.get("gen"), int):
+            continue
+        if r.get("by") == "roll":
+            if r["gen"] != top + 1:
+                yield Finding("stream", where, f"a roll to generation {r['gen']} after generation {top}")
+            top = max(top, r["gen"])
+            continue
+        span = bookkeeping.span(r)
+        if span is None:
+            continue
+        if r["gen"] > top:
+            yield Finding("stream", where, f"a record of generation {r['gen']}, never started "
+                                           f"(the rolls so far made {top})")
+            continue
+        first, last = span
+        if r["gen"] == gen:
+            found = bookkeeping.block(s, r, gen, now_lines) is not None
+        else:  # (each day's archive read once)
+            day = str(r.get("at", ""))[:10]
+            if day not in archives:
+                archives[day] = (fs.read_text(s.archive_path(day)) or "").splitlines(keepends=True) \
+                    if bookkeeping.is_day(day) else []
+            found = bookkeeping.at_heading(archives[day], last - first + 1, r.get("sha256")) is not None
+        if not found:
+            yield Finding("stream", where, f"lines {first}-{last} of generation {r['gen']} ({r.get('by')}) are not "
+                                           f"in {'now.md' if r['gen'] == gen else 'the archive'} as recorded")
+
+
 CHECKS = {
     "budget": budgets,
     "private": private_data,
@@ -172,6 +216,7 @@ CHECKS = {
     "contradiction": contradictions,
     "stale": stale,
     "mode": modes,
+    "stream": stream,
 }
 
 
