@@ -1,6 +1,7 @@
 import json
 import os
 import stat
+import subprocess
 
 import pytest
 
@@ -215,3 +216,38 @@ def test_a_command_that_is_a_path_is_never_run(run, inited, tmp_path):
     run("dispatch")
     assert not os.path.exists("/tmp/anima-evil-ran")
     assert "is not a plain name" in dead(inited)[name]["why"]
+
+
+def test_one_action_that_cannot_be_carried_out_never_blocks_the_others(inited, anima_bin, tmp_path):
+    """A topic too long for a file name, a link where state.md should be: each action ends in
+    dead_letter/ with its reason, the actions after it are carried out, dispatch exits 0, and a
+    second run finds nothing left claimed."""
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("not hers\n")
+    (inited / "self" / "state.md").symlink_to(outside)
+    bad = [act(inited, "memory.write", {"topic": "A" * 300, "text": "x"}),
+           act(inited, "state.update", {"text": "calm"})]
+    good = act(inited, "diary.write", {"text": "Still written."})
+    env = {**os.environ, "ANIMA_HOME": str(inited)}
+    r = subprocess.run([anima_bin, "dispatch"], env=env, capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (0, "")
+    reasons = dead(inited)
+    assert set(reasons) == set(bad)
+    assert "over 200" in reasons[bad[0]]["why"] and "symbolic link" in reasons[bad[1]]["why"]
+    assert "Still written." in "".join(p.read_text() for p in (inited / "self" / "diary").iterdir())
+    assert (good in os.listdir(inited / "pipeline" / "action_queue" / "done")) and outside.read_text() == "not hers\n"
+    assert os.listdir(inited / "pipeline" / "action_queue" / "cur") == []
+    failed = [e["payload"] for e in events(inited) if e["payload"].get("ok") is False]
+    assert sorted(p["command"] for p in failed) == ["memory.write", "state.update"]
+
+
+def test_a_param_never_becomes_an_option_of_an_argv_program(run, inited, tmp_path):
+    out = tmp_path / "argv.txt"
+    run("config", "set", "dispatch.commands",
+        json.dumps({"reply": ["/bin/sh", "-c", f'printf "%s" "$1" > {out}', "sh", "{to}"]}))
+    name = act(inited, "reply", {"to": "--version", "text": "hi"})
+    assert run("dispatch").exit_code == 0
+    assert not out.exists()
+    assert "would begin with '-'" in dead(inited)[name]["why"]
+    act(inited, "reply", {"to": "alice", "text": "hi"})
+    assert run("dispatch").exit_code == 0 and out.read_text() == "alice"

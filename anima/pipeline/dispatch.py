@@ -23,7 +23,7 @@ import re
 import subprocess
 
 from anima.infra import clock, fs
-from anima.infra.errors import AnimaError, DataError
+from anima.infra.errors import SOFTWARE, AnimaError, DataError
 from anima.pipeline import queues
 
 BUILTINS = ("diary.write", "state.update", "note.add", "memory.write")
@@ -42,9 +42,14 @@ def _text(params: dict, key: str = "text") -> str:
     return value.strip()
 
 
+NAME_MAX = 200  # a name a file is made of (with .md, under any file system's 255 bytes)
+
+
 def _plain(name: str, what: str) -> str:
     if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name:
         raise Failed(f"{what} {name!r} is not a plain name (no '/' or '..')")
+    if len(name) > NAME_MAX:
+        raise Failed(f"{what} is {len(name)} characters long, over {NAME_MAX}")
     return name
 
 
@@ -123,7 +128,13 @@ def run_configured(home, cfg, command: str, action: dict) -> dict:
                 raise Failed(f"the argv of {command} needs params.{key}")
             value = params[key]
             return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        argv = [re.sub(r"\{(\w+)\}", fill, arg) for arg in argv_template]
+        argv = []
+        for arg in argv_template:
+            filled = re.sub(r"\{(\w+)\}", fill, arg)
+            if filled.startswith("-") and not arg.startswith("-"):  # a param would become an option
+                raise Failed(f"an argument of {command} would begin with '-' ({filled[:40]!r}): "
+                             "the program would take it for an option")
+            argv.append(filled)
         stdin = None
     else:
         hook = home.path("hooks", _plain(command, "command"))
@@ -150,6 +161,7 @@ def dispatch(home, cfg, now: float, by: str = "anima dispatch") -> dict:
     journal = Journal(home, now)
     counts = {"done": 0, "failed": 0, "skipped": 0}
     malformed: list = []
+    bugs: list[str] = []
     for name, doc in actions.take(by, now, malformed):
         env, payload = doc["envelope"], doc["payload"]
         aid, command = env["id"], payload.get("command")
@@ -171,8 +183,13 @@ def dispatch(home, cfg, now: float, by: str = "anima dispatch") -> dict:
                 result = run_builtin(home, cfg, command, payload.get("params") or {}, resumed, when)
             else:
                 result = run_configured(home, cfg, command, doc)
-        except Failed as e:
-            why = str(e)
+        except Exception as e:
+            # whatever goes wrong carrying out one action ends it in dead_letter/, and the
+            # others go on: a refusal (a link where a file should be), a fault of the home
+            why = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else str(e)
+            if not isinstance(e, (Failed, AnimaError, OSError)):  # a bug of ours: said, after the others
+                why = f"internal error: {type(e).__name__}: {e}"
+                bugs.append(f"{name}: {why}")
             attempt = journal.failures.get(aid, 0) + 1  # each failure its own event, a retry's too
             _result(inbox, aid, f"failed{attempt}", env["trace_id"],
                     {"command": command, "ok": False, "error": why, "action": aid}, now)
@@ -188,6 +205,9 @@ def dispatch(home, cfg, now: float, by: str = "anima dispatch") -> dict:
         actions.finish(name)
         counts["done"] += 1
     counts["failed"] += len(malformed)
+    if bugs:
+        raise AnimaError(f"dispatch: carrying out {bugs[0]} failed (a bug in anima; the action is in "
+                         f"dead_letter/ and the others were carried out)", SOFTWARE)
     return counts
 
 
