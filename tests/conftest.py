@@ -2,6 +2,7 @@ import calendar
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -131,6 +132,24 @@ def wchan(pid: int) -> str:
             return f.read()
     except OSError:
         return ""
+
+
+def act(home, command, params, trace="trace_t1", now=NOW_TS) -> str:
+    """Queue the action `command` for anima dispatch, as externalize does; its file name."""
+    from anima.infra.home import Home
+    from anima.pipeline import dispatch, queues
+
+    return queues.Queue(Home(str(home)), "action").deliver(dispatch.action(command, params, now, trace))
+
+
+def write_hook(home, name, body):
+    """An executable hooks/NAME with `body`."""
+    hooks = home / "hooks"
+    hooks.mkdir(exist_ok=True)
+    path = hooks / name
+    path.write_text(body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
 
 
 def file_time(offset: float = 0.0) -> float:

@@ -8,11 +8,7 @@ import pytest
 from anima.infra.home import Home
 from anima.pipeline import dispatch, queues
 
-from conftest import NOW_TS, kill_after
-
-
-def act(home, command, params, trace="trace_t1", now=NOW_TS):
-    return queues.Queue(Home(str(home)), "action").deliver(dispatch.action(command, params, now, trace))
+from conftest import NOW_TS, act, kill_after, write_hook
 
 
 def events(home):
@@ -62,15 +58,6 @@ def test_unknown_and_refused_actions_go_to_dead_letter(run, inited):
     assert [e["payload"]["ok"] for e in events(inited)] == [False, False, False]
 
 
-def write_hook(home, name, body):
-    hooks = home / "hooks"
-    hooks.mkdir(exist_ok=True)
-    path = hooks / name
-    path.write_text(body)
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
-
-
 def test_a_hook_gets_the_action_as_inert_data(run, inited, tmp_path):
     out = tmp_path / "got.json"
     write_hook(inited, "reply", f"#!/bin/sh\ncat > {out}\n")
@@ -118,7 +105,7 @@ def test_a_crash_after_the_effect_never_applies_it_twice(run, inited):
     name = act(inited, "diary.write", {"text": "Only once."})
     doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
     journal = dispatch.Journal(h, NOW_TS)
-    journal.mark(doc["envelope"]["id"], "begun")   # began...
+    journal.mark(doc["envelope"]["id"], "begun", "diary.write")   # began...
     dispatch.run_builtin(h, config.load(h.config), "diary.write", {"text": "Only once."}, False, NOW_TS)  # ...applied...
     # ...and died: the action is still waiting, its journal says begun
     run("dispatch")
@@ -133,7 +120,7 @@ def test_a_hook_begun_before_a_crash_is_never_run_again(run, inited, tmp_path):
     write_hook(inited, "ping", f"#!/bin/sh\necho x >> {count}\n")
     name = act(inited, "ping", {})
     doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
-    dispatch.Journal(Home(str(inited)), NOW_TS).mark(doc["envelope"]["id"], "begun")
+    dispatch.Journal(Home(str(inited)), NOW_TS).mark(doc["envelope"]["id"], "begun", "ping")
     run("dispatch")
     assert not count.exists()
     assert "never run twice" in dead(inited)[name]["why"]
@@ -176,7 +163,7 @@ def test_a_resumed_diary_entry_is_found_even_minutes_later(run, inited):
     when = 1796074800.0  # 2026-11-30T21:40:00Z, the action's own time
     name = act(inited, "diary.write", {"text": "Only once, later."}, now=when)
     doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
-    dispatch.Journal(h, when).mark(doc["envelope"]["id"], "begun")
+    dispatch.Journal(h, when).mark(doc["envelope"]["id"], "begun", "diary.write")
     dispatch.run_builtin(h, config.load(h.config), "diary.write", {"text": "Only once, later."}, False, when)
     run("dispatch", env={"ANIMA_NOW": "2026-11-30T21:47:00Z"})  # the re-run, minutes after the crash
     [diary] = (inited / "self" / "diary").iterdir()
@@ -187,7 +174,7 @@ def test_a_crash_after_the_result_loses_and_repeats_nothing(run, inited):
     name = act(inited, "state.update", {"text": "mood: calm"})
     doc = json.loads((inited / "pipeline" / "action_queue" / name).read_text())
     inbox = queues.Queue(Home(str(inited)), "pending")
-    dispatch.Journal(Home(str(inited)), NOW_TS).mark(doc["envelope"]["id"], "begun")
+    dispatch.Journal(Home(str(inited)), NOW_TS).mark(doc["envelope"]["id"], "begun", "state.update")
     dispatch._result(inbox, doc["envelope"]["id"], "done", doc["envelope"]["trace_id"],
                      {"command": "state.update", "ok": True, "result": {}, "action": doc["envelope"]["id"]}, NOW_TS)
     run("dispatch")  # resumes: the result is there already

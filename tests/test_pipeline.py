@@ -34,14 +34,14 @@ def test_say_then_preprocess(run, home):
 
 def test_json_events_carry_their_trace_and_type(run, home):
     lines = [{"text": "hi", "speaker": "Bob"},
-             {"source_type": "action", "command": "reply", "ok": True, "trace_id": "trace_abc"}]
+             {"source_type": "system", "text": "backup done", "trace_id": "trace_abc"}]
     r = run("say", "--json", input="".join(json.dumps(x) + "\n" for x in lines))
     assert r.exit_code == 0 and len(r.stdout.splitlines()) == 2
     run("preprocess")
     by_type = {m["envelope"]["source_type"]: m for m in msgs(home)}
-    assert by_type["action"]["envelope"]["trace_id"] == "trace_abc"
-    assert by_type["action"]["payload"]["command"] == "reply"
-    assert "source_type" not in by_type["action"]["payload"]
+    assert by_type["system"]["envelope"]["trace_id"] == "trace_abc"
+    assert by_type["system"]["payload"]["text"] == "backup done"
+    assert "source_type" not in by_type["system"]["payload"]
 
 
 @pytest.mark.parametrize("stdin, message", [

@@ -17,9 +17,10 @@ def say(home, text, speaker, scene, as_json):
 
     `anima say TEXT --speaker NAME [--scene S]` is a message. `anima say --json [FILE]`
     takes one event object, or NDJSON of many: each the payload of what happened; a message
-    needs "text" and "speaker"; "source_type" (message, system, action), "trace_id" and
-    "ttl_sec" go into the envelope. Invalid JSON or a missing field: exit 65, one line
-    naming the line, and nothing written, not even the valid ones.
+    needs "text" and "speaker"; "source_type" (message or system: an action's result is
+    anima dispatch's alone to tell), "trace_id" and "ttl_sec" go into the envelope. Invalid
+    JSON or a missing field: exit 65, one line naming the line, and nothing written, not
+    even the valid ones.
     """
     from anima.infra import clock
     from anima.infra.errors import UsageError

@@ -14,7 +14,8 @@ Nothing twice: pipeline/dispatch.journal records each action id as begun and as 
 action begun but not done (a crash) is checked before it is run again: a built-in whose
 effect is already there is only recorded as done; a hook is never run twice (at most once).
 Every result, done or failed, goes to the inbox as an event of source_type "action" with the
-action's trace id: her action becomes her experience.
+action's trace id, after the journal's first line for that action: her action becomes her
+experience, and internalize tells a result as hers only when the journal holds its action.
 """
 
 import json
@@ -61,6 +62,7 @@ class Journal:
         self.path = home.path("pipeline", "dispatch.journal")
         self.now = now  # the time its lines say: the run's
         self.state: dict[str, str] = {}
+        self.command: dict[str, str | None] = {}  # what each action was (older lines do not say)
         self.failures: dict[str, int] = {}  # how often each action failed (a retry may fail again)
         for line in (fs.read_text(self.path) or "").splitlines():
             try:
@@ -69,14 +71,31 @@ class Journal:
                 continue  # a line torn by a crash: as if never written
             if isinstance(entry, dict) and isinstance(entry.get("id"), str):
                 self.state[entry["id"]] = entry.get("state")
+                self.command.setdefault(entry["id"], entry.get("command"))
                 if entry.get("state") == "failed":
                     self.failures[entry["id"]] = self.failures.get(entry["id"], 0) + 1
 
-    def mark(self, action_id: str, state: str) -> None:
-        fs.append(self.path, json.dumps({"id": action_id, "state": state, "at": clock.iso(self.now)}) + "\n")
+    def mark(self, action_id: str, state: str, command) -> None:
+        line = {"id": action_id, "state": state, "command": command if isinstance(command, str) else None,
+                "at": clock.iso(self.now)}
+        fs.append(self.path, json.dumps(line) + "\n")
         self.state[action_id] = state
+        self.command.setdefault(action_id, line["command"])
         if state == "failed":
             self.failures[action_id] = self.failures.get(action_id, 0) + 1
+
+    def carried_out(self, action_id, command) -> bool:
+        """Whether a result of `command` for `action_id` can be hers: dispatch took that action
+        up (a result is delivered only after its action's first line here)."""
+        if not isinstance(action_id, str) or action_id not in self.state:
+            return False
+        recorded = self.command.get(action_id)
+        return recorded is None or recorded == command
+
+
+def carried_out(home, action_id, command) -> bool:
+    """Whether the dispatch journal holds the action a result says it is of."""
+    return Journal(home, 0.0).carried_out(action_id, command)
 
 
 def _append_once(path: str, block: str, resumed: bool) -> None:
@@ -171,13 +190,15 @@ def dispatch(home, cfg, now: float, by: str = "anima dispatch") -> dict:
             continue
         resumed = journal.state.get(aid) == "begun"
         try:
+            # begun before anything else: a result, even a refusal's, is hers only when the
+            # journal holds its action (anima internalize looks)
+            journal.mark(aid, "begun", command)
             if not isinstance(command, str):
                 raise Failed("payload.command must name the command")
             if not isinstance(payload.get("params", {}), dict):
                 raise Failed("payload.params must be an object")
             if resumed and command not in BUILTINS:
                 raise Failed("was begun before a crash; a hook is never run twice")
-            journal.mark(aid, "begun")
             if command in BUILTINS:
                 when = clock.parse(env["timestamp"], f"{name}: envelope.timestamp", DataError)
                 result = run_builtin(home, cfg, command, payload.get("params") or {}, resumed, when)
@@ -193,7 +214,7 @@ def dispatch(home, cfg, now: float, by: str = "anima dispatch") -> dict:
             attempt = journal.failures.get(aid, 0) + 1  # each failure its own event, a retry's too
             _result(inbox, aid, f"failed{attempt}", env["trace_id"],
                     {"command": command, "ok": False, "error": why, "action": aid}, now)
-            journal.mark(aid, "failed")
+            journal.mark(aid, "failed", command)
             actions.fail(name, f"{command}", why, by, now)
             counts["failed"] += 1
             continue
@@ -201,7 +222,7 @@ def dispatch(home, cfg, now: float, by: str = "anima dispatch") -> dict:
         # then done: a crash in between repeats nothing and loses no result
         _result(inbox, aid, "done", env["trace_id"], {"command": command, "ok": True, "result": result, "action": aid},
                 now)
-        journal.mark(aid, "done")
+        journal.mark(aid, "done", command)
         actions.finish(name)
         counts["done"] += 1
     counts["failed"] += len(malformed)

@@ -1,9 +1,10 @@
 """Events in (`anima say`), and preprocessing: every event into message_queue, one envelope.
 
 An event is a JSON object: the payload of what happened. A message needs `text` and
-`speaker` (a string each); any event may carry `source_type` (message, system or action;
-default message), `trace_id` (to continue a chain) and `ttl_sec`, which go into the
-envelope, not the payload. Preprocessing makes no distinction between a person's words, a
+`speaker` (a string each); any event may carry `source_type` (message or system; default
+message), `trace_id` (to continue a chain) and `ttl_sec`, which go into the envelope, not
+the payload. An event never says it is her action's result: only `anima dispatch` tells of
+what she did. Preprocessing makes no distinction between a person's words, a
 system trigger, a rhythm or her own action's result: each becomes one msg_*.json with the
 same envelope, the event's trace id carried on.
 """
@@ -13,7 +14,7 @@ import json
 from anima.infra.errors import DataError
 from anima.pipeline import queues
 
-EVENT_TYPES = ("message", "system", "action")
+EVENT_TYPES = ("message", "system")
 ENVELOPE_FIELDS = ("source_type", "trace_id", "ttl_sec")
 
 
@@ -23,6 +24,8 @@ def event(obj, what: str, node: str, now: float) -> dict:
         raise DataError(f"{what}: an event is a JSON object")
     payload = {k: v for k, v in obj.items() if k not in ENVELOPE_FIELDS}
     source_type = obj.get("source_type", "message")
+    if source_type == "action":
+        raise DataError(f"{what}: source_type action: only anima dispatch tells of what she did")
     if source_type not in EVENT_TYPES:
         raise DataError(f"{what}: source_type must be one of {', '.join(EVENT_TYPES)}, not {source_type!r}")
     if source_type == "message":

@@ -8,8 +8,9 @@ in core.lang) and appends it to now.md through Stream.append, by "internalize".
 
 Others' words are always quoted, “…” in English, 「…」 in Chinese, and neutralised first
 (anima.stream.quoting); so are speaker names and scenes unless one plain word. Her own
-action results are narrated as hers ("I wrote in my diary."); text in them that came from
-outside (an error, a command's output) is quoted.
+action results are narrated as hers ("I wrote in my diary.") when pipeline/dispatch.journal
+holds the action (else the event is dead-lettered: only anima dispatch tells of what she
+did); text in them that came from outside (an error, a command's output) is quoted.
 
 With a model backend (anima.infra.llm, prompt INTERNALIZER) the sentence of what happened stays the
 rules' and the model adds her experience on the lines after it, checked by the echo guard
@@ -33,7 +34,7 @@ import time
 
 from anima.infra import clock, fs, phrases
 from anima.infra.errors import AnimaError, DataError
-from anima.pipeline import queues
+from anima.pipeline import dispatch, queues
 from anima.self.memories import TOPIC
 from anima.stream import bookkeeping, context
 from anima.stream.now import Stream, clean, heading
@@ -199,6 +200,9 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
         if isinstance(payload.get("rule"), str):
             extra["rule"] = payload["rule"]
     elif kind == "action":
+        if not dispatch.carried_out(home, payload.get("action"), payload.get("command")):
+            raise DataError("an action result whose action is not in pipeline/dispatch.journal: "
+                            "only anima dispatch tells of what she did")
         sentences.extend(narrate_action(payload, lang, qmax))
         extra.update(deed(payload))
         head = len(sentences)
