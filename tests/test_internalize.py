@@ -413,3 +413,27 @@ def test_a_recovery_after_a_roll_never_takes_the_generation_back(run, home):
     queued = home / "pipeline" / "action_queue"
     texts = sorted(json.loads(f.read_text())["payload"]["params"]["text"] for f in queued.glob("*.json"))
     assert texts == ["the first after the roll.", "the second after the roll."]
+
+
+LOOK_ALIKES = ["Ι", "Ｉ", "ｍｅ", "I.", "myself.", "本人", "咱", "Мe", "\u200bI", "I\u202e"]
+
+
+@pytest.mark.parametrize("speaker", LOOK_ALIKES)
+def test_a_name_that_looks_like_her_is_quoted(run, home, speaker):
+    setup(run, "en")
+    say(run, "hello", speaker)
+    pipe(run)
+    first = bodies(home)[0]
+    assert first.startswith("“") and "\u200b" not in first and "\u202e" not in first, first
+
+
+def test_invisible_characters_leave_the_quotation_and_no_heading_hides(run, home):
+    setup(run, "en")
+    say(run, "abc\u202edef\u2066 ghi\u200b", "Alice")
+    pipe(run)
+    assert bodies(home)[0].startswith("Alice said: “abcdef ghi”.")
+    for hidden in ("\u200b## 2026-11-30 09:00", "＃＃ 2026-11-30 09:00", "\ufeff# x"):
+        assert run("think", f"calm\n{hidden}\nI decide to note: x").exit_code == 0
+    lines = now_md(home).split("\n")
+    assert sum(1 for line in lines if line.startswith("\\")) == 3
+    assert len([line for line in lines if HEADING.fullmatch(line)]) == 4

@@ -1,6 +1,7 @@
 """Text as anima stores it in Markdown: one kind of line break, no control characters."""
 
 import re
+import unicodedata
 
 # Line breaks other than \n that some readers (str.splitlines) would split on.
 _BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -11,3 +12,11 @@ def text_lines(text: str) -> str:
     """`text` with every kind of line break made \\n and every other control character dropped
     (a tab stays)."""
     return _CONTROL.sub("", _BREAKS.sub("\n", text))
+
+
+def visible(text: str) -> str:
+    """`text` as it looks: NFKC (full-width and other compatibility forms made plain) without
+    the format characters that show nothing (zero-width spaces and joiners, bidi controls, the
+    BOM), so that what hides behind them is seen: a heading after a zero-width space, a
+    full-width ＃."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf")

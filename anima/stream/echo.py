@@ -13,13 +13,18 @@ may not hold
 - twelve characters in a row that they said, counting letters, digits and CJK characters
   only (spaces and punctuation skipped).
 
-The TEXT of a decision she states (quoted or not) may not be a run of their words at all,
-unless it is one word of one or two characters ("ok", 好): an obedient model cannot hand the
-attacker's payload through a decision phrase.
+The TEXT of a decision she states may not be a run of their words at all, unless it is one
+word of one or two characters ("ok", 好), nor hold such a run anywhere, inside quotation
+marks too: an obedient model cannot hand the attacker's payload through a decision phrase.
+
+Every comparison is made on the visible form (anima.infra.text.visible: NFKC, no format
+characters), so full-width letters or zero-width spaces do not hide their words, nor a
+heading; a line break inside one line is refused.
 """
 
 import re
 
+from anima.infra.text import visible
 from anima.stream.decisions import STEMS as _PHRASE_WORDS
 from anima.stream.decisions import decisions
 from anima.stream.quoting import split
@@ -29,16 +34,16 @@ _TOKEN = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+")
 STEMS = re.compile("|".join(re.escape(s) for s in _PHRASE_WORDS))
 RUN_WORDS = 4
 RUN_CHARS = 12
-_HEADING = re.compile(r"[ \t]*#")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x85\u2028\u2029]")
+_HEADING = re.compile(r"\s*#")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 
 
 def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.casefold())
+    return _TOKEN.findall(visible(text).casefold())
 
 
 def squeeze(text: str) -> str:
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
+    return "".join(ch for ch in visible(text).casefold() if ch.isalnum())
 
 
 class Words:
@@ -82,10 +87,10 @@ class Words:
 
 def line_problem(line: str, words: Words, decisions_allowed: bool) -> str | None:
     """What is wrong with one line a model wrote as hers, or None."""
-    if _HEADING.match(line):
-        return "a line starts with '#' (a heading); write plain sentences"
     if _CONTROL.search(line):
         return "a line holds a line break or control character"
+    if _HEADING.match(visible(line)):
+        return "a line starts with '#' (a heading); write plain sentences"
     parts = split(line)
     if parts is None:
         return "quotation marks that do not pair up on one line"
@@ -98,6 +103,7 @@ def line_problem(line: str, words: Words, decisions_allowed: bool) -> str | None
     if stated and not decisions_allowed:
         return "a decision phrase; this is your experience, decisions come later"
     for d in stated:
-        if words.holds(d["text"]):
+        # quoted or not: what she decides to send or keep may not hand on a run of theirs
+        if words.holds(d["text"]) or words.echo(d["text"]):
             return f"a decision that repeats others' words ({d['text']!r}); decide in your own words"
     return None

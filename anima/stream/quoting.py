@@ -12,13 +12,17 @@ unbalanced; a quotation left open runs to the line's end.
 
 What internalize quotes is neutralised first (`fold`): every kind of line break and control
 character becomes a space, runs of spaces one, and every mark that could open or close a
-quotation its nested form (“ ” " ＂ -> ‘ ’ ' ', 「 」 -> 『 』), so a quotation never holds a
-mark that ends it, and never spans or starts a line. A speaker's name or a scene stands as it
-is only if it is one plain word (letters, digits, . _ - @) that does not speak in the first
-person (我, I, me, my); anything else is quoted too (`name`).
+quotation its nested form (“ ” " ＂ -> ‘ ’ ' ', 「 」 -> 『 』), and invisible format characters
+(bidi controls, zero-width spaces) are dropped, so a quotation never holds a mark that ends
+it, and never spans or starts a line. A speaker's name or a scene stands as it is only if it
+is one plain word (letters, digits, . _ - @) of one script, longer than one letter unless
+Chinese or Japanese, unchanged by NFKC, that does not speak in the first person (我, 咱, 本人,
+I, me, my, myself, also as "I." or "Ｉ"); anything else is quoted too (`name`).
 """
 
 import re
+
+from anima.infra.text import visible
 
 QUOTES = {"“": "”", "「": "」", "『": "』", '"': '"', "＂": "＂"}
 _ONLY_CLOSING = {"”", "」", "』"}
@@ -30,8 +34,9 @@ OPEN = {"en": "“", "zh": "「"}
 CLOSE = {"en": "”", "zh": "」"}
 _NEST = str.maketrans({"“": "‘", "”": "’", '"': "'", "＂": "'", "「": "『", "」": "』"})
 _FOLD = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029\s]+")
+_HIDDEN = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
 _PLAIN_NAME = re.compile(r"[^\W_][\w.@-]*")
-_FIRST_PERSON = re.compile(r"[我吾俺]|^(?:i|me|my|myself)$", re.I)
+_FIRST_PERSON = re.compile(r"[我吾俺咱]|本人|^(?:i|me|my|mine|myself)$")
 
 
 class Line:
@@ -116,8 +121,9 @@ def nest(text: str) -> str:
 
 
 def fold(text, limit: int) -> str:
-    """One line: breaks and controls made spaces, quotation marks nested, cut at `limit`."""
-    flat = nest(_FOLD.sub(" ", str(text)).strip())
+    """One line: breaks and controls made spaces, invisible format characters (bidi controls,
+    zero-width spaces) dropped, quotation marks nested, cut at `limit`."""
+    flat = nest(_FOLD.sub(" ", _HIDDEN.sub("", str(text))).strip())
     if len(flat) > limit:
         flat = flat[: limit - 1].rstrip() + "…"
     return flat
@@ -135,9 +141,23 @@ def is_quoted(shown: str | None) -> bool:
 def name(text, lang: str) -> str:
     """A speaker's name or a scene as it may stand in her sentence."""
     flat = fold(text if isinstance(text, str) else "", NAME_MAX) or "?"
-    if _PLAIN_NAME.fullmatch(flat) and not _FIRST_PERSON.search(flat):
+    looks = visible(flat).casefold().rstrip(".@-")  # "Ｉ", "ｍｅ", "I." read as I, me
+    if flat == visible(flat) and _PLAIN_NAME.fullmatch(flat) and not _FIRST_PERSON.search(looks) \
+            and _one_script(flat) and (len(flat) > 1 or _CJK_CHAR.match(flat)):
         return flat
     return quote(flat, lang, NAME_MAX)
+
+
+_CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _one_script(word: str) -> bool:
+    """Whether the letters of `word` are of one script (as Unicode names them: LATIN,
+    CYRILLIC, GREEK, CJK...): a Cyrillic а in a Latin name is a look-alike."""
+    import unicodedata
+
+    scripts = {unicodedata.name(ch, "?").split()[0] for ch in word if ch.isalpha()}
+    return len(scripts) <= 1
 
 
 def speaker_key(name: str) -> str:
