@@ -14,9 +14,14 @@ def text_lines(text: str) -> str:
     return _CONTROL.sub("", _BREAKS.sub("\n", text))
 
 
+def without_format(text: str) -> str:
+    """`text` without the format characters that show nothing (Unicode category Cf:
+    zero-width spaces and joiners, bidi controls, the BOM)."""
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
 def visible(text: str) -> str:
     """`text` as it looks: NFKC (full-width and other compatibility forms made plain) without
-    the format characters that show nothing (zero-width spaces and joiners, bidi controls, the
-    BOM), so that what hides behind them is seen: a heading after a zero-width space, a
-    full-width ＃."""
-    return "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf")
+    format characters, so that what hides behind them is seen: a heading after a zero-width
+    space, a full-width ＃."""
+    return without_format(unicodedata.normalize("NFKC", text))

@@ -22,7 +22,7 @@ I, me, my, myself, also as "I." or "Ｉ"); anything else is quoted too (`name`).
 
 import re
 
-from anima.infra.text import visible
+from anima.infra.text import visible, without_format
 
 QUOTES = {"“": "”", "「": "」", "『": "』", '"': '"', "＂": "＂"}
 _ONLY_CLOSING = {"”", "」", "』"}
@@ -34,7 +34,6 @@ OPEN = {"en": "“", "zh": "「"}
 CLOSE = {"en": "”", "zh": "」"}
 _NEST = str.maketrans({"“": "‘", "”": "’", '"': "'", "＂": "'", "「": "『", "」": "』"})
 _FOLD = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029\s]+")
-_HIDDEN = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
 _PLAIN_NAME = re.compile(r"[^\W_][\w.@-]*")
 _FIRST_PERSON = re.compile(r"[我吾俺咱]|本人|^(?:i|me|my|mine|myself)$")
 
@@ -123,7 +122,7 @@ def nest(text: str) -> str:
 def fold(text, limit: int) -> str:
     """One line: breaks and controls made spaces, invisible format characters (bidi controls,
     zero-width spaces) dropped, quotation marks nested, cut at `limit`."""
-    flat = nest(_FOLD.sub(" ", _HIDDEN.sub("", str(text))).strip())
+    flat = nest(_FOLD.sub(" ", without_format(str(text))).strip())
     if len(flat) > limit:
         flat = flat[: limit - 1].rstrip() + "…"
     return flat
