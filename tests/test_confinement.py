@@ -1,5 +1,6 @@
-"""Nothing written out of the home: a symbolic link anywhere inside the home is refused,
-never followed (anima.infra.fs).
+"""Nothing written out of the home, nothing run from outside it: a symbolic link anywhere
+inside the home is refused, never followed (anima.infra.fs), and a hook runs only as a
+regular file of hooks/ itself.
 
 The cases run the installed `anima` in a real process over real symlinks, and check the exit
 status, the one line on stderr, that nothing landed outside the home, and that the home did
@@ -282,3 +283,56 @@ def test_a_home_whose_git_is_a_link_still_commits(inited, tmp_path, anima_bin, m
     assert (r.returncode, r.stderr) == (0, "")
     assert git("log", "-1", "--format=%s").startswith("note add: I keep my answers short")
     assert not os.path.exists(tmp_path / "repo.git" / ".anima-autocommit.lock")
+
+
+# --- hooks ----------------------------------------------------------------------------------
+
+def write_hook(path, witness):
+    path.write_text(f"#!/bin/sh\necho ran >> '{witness}'\n")
+    path.chmod(0o700)
+    return path
+
+
+def dead_reason(home, name):
+    return json.loads((home / "pipeline" / "dead_letter" / (name + ".reason")).read_text())["why"]
+
+
+def test_a_regular_executable_hook_runs(inited, tmp_path, anima_bin):
+    (inited / "hooks").mkdir()
+    witness = tmp_path / "ran"
+    write_hook(inited / "hooks" / "ping", witness)
+    act(inited, "ping", {})
+    assert anima(anima_bin, "dispatch").returncode == 0
+    assert witness.read_text() == "ran\n"
+
+
+@pytest.mark.parametrize("case", ["hook a link", "hooks/ a link", "not executable", "a directory", "a fifo"])
+def test_a_hook_that_is_not_a_regular_executable_file_of_hooks_never_runs(inited, tmp_path, anima_bin, case):
+    witness = tmp_path / "ran"
+    hooks = inited / "hooks"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if case == "hooks/ a link":
+        write_hook(outside / "ping", witness)
+        os.symlink(outside, hooks)
+        why = f"hook ping: {hooks}: {LINK_REFUSED}; not run"
+    else:
+        hooks.mkdir()
+        hook = hooks / "ping"
+        if case == "hook a link":
+            os.symlink(write_hook(outside / "ping", witness), hook)
+            why = f"hook ping: {hook} is a symbolic link; a hook must be a regular file in hooks/; not run"
+        elif case == "not executable":
+            write_hook(hook, witness).chmod(0o600)
+            why = f"hook ping: {hook} is not executable (chmod +x to enable it); not run"
+        elif case == "a directory":
+            hook.mkdir()
+            why = f"hook ping: {hook} is not a regular file; not run"
+        else:
+            os.mkfifo(hook)
+            why = f"hook ping: {hook} is not a regular file; not run"
+    name = act(inited, "ping", {})
+    r = anima(anima_bin, "dispatch")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert not witness.exists()
+    assert dead_reason(inited, name) == why
