@@ -4,6 +4,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import stat
 import subprocess
 import tarfile
@@ -197,3 +198,212 @@ def test_a_manifest_with_a_path_inside_a_file_is_refused(run, home, tmp_path):
     head.size = len(data)
     _refused(run, tmp_path, repacked([(head, data), *members[1:], (inner, b"x")]),
              "'notes/notes.md/x' is inside 'notes/notes.md', which it lists as a file")
+
+
+# --- nothing smuggled in: no executable, no mode, no link, no bomb ------------------------
+
+def _import_bin(anima_bin, tmp_path, archive: bytes, pipe: bool = False):
+    """`anima import` of `archive` in a real process (from a file, or a pipe of unknown length)
+    into tmp_path/target; (the process, the target, tmp_path's names before)."""
+    bad = tmp_path / "in.tar.zst"
+    bad.write_bytes(archive)
+    target = tmp_path / "target"
+    before = sorted(os.listdir(tmp_path))
+    if pipe:
+        p = subprocess.run(f"cat '{bad}' | '{anima_bin}' import --into '{target}' -", shell=True,
+                           capture_output=True, text=True, timeout=300)
+    else:
+        p = subprocess.run([anima_bin, "import", str(bad), "--into", str(target)], capture_output=True, text=True,
+                           timeout=300)
+    return p, target, before
+
+
+def _refused_bin(anima_bin, tmp_path, archive: bytes, expect: str, pipe: bool = False):
+    p, target, before = _import_bin(anima_bin, tmp_path, archive, pipe)
+    assert (p.returncode, p.stdout) == (65, ""), p.stderr
+    assert expect in p.stderr and p.stderr.count("\n") == 1 and p.stderr.startswith("anima: "), p.stderr
+    assert not target.exists()
+    assert sorted(os.listdir(tmp_path)) == before  # no staging directory left behind
+    return p.stderr
+
+
+def _with_manifest(members, change) -> bytes:
+    manifest = json.loads(members[0][1])
+    change(manifest)
+    data = json.dumps(manifest).encode()
+    head = tarfile.TarInfo("MANIFEST.json")
+    head.size = len(data)
+    return repacked([(head, data), *members[1:]])
+
+
+def test_import_brings_no_executable_code_and_no_modes(run, home, tmp_path, anima_bin):
+    make_home(run)
+    hooks = home / "hooks"
+    hooks.mkdir()
+    witness = tmp_path / "ran"
+    (hooks / "ping").write_text(f"#!/bin/sh\necho ran > '{witness}'\n")
+    (hooks / "ping").chmod(0o755)
+    (home / "notes" / "notes.md").chmod(0o666)
+    (home / "self" / "memories").chmod(0o777)
+    archive = tmp_path / "a.tar.zst"
+    assert run("export", str(archive)).exit_code == 0
+    members = unpacked(archive.read_bytes())
+    assert {m.name: m.mode for m, _ in members}["hooks/ping"] == 0o755  # the archive says so...
+    p, new, _ = _import_bin(anima_bin, tmp_path, archive.read_bytes())
+    assert (p.returncode, p.stdout) == (0, "")
+    assert p.stderr == (f"anima: hooks/ping: arrived not executable; dispatch runs it once a person enables it: "
+                        f"chmod +x {new / 'hooks' / 'ping'}\n")
+    for dirpath, _, names in os.walk(new):  # ...but every mode is anima's own
+        assert stat.S_IMODE(os.lstat(dirpath).st_mode) == 0o700, dirpath
+        for name in names:
+            assert stat.S_IMODE(os.lstat(os.path.join(dirpath, name)).st_mode) == 0o600, name
+    # dispatch does not run it until a person says so
+    from anima.infra.home import Home
+    from anima.pipeline import dispatch, queues
+
+    env = {**os.environ, "ANIMA_HOME": str(new)}
+    queues.Queue(Home(str(new)), "action").deliver(dispatch.action("ping", {}, 0, "trace_t"))
+    assert subprocess.run([anima_bin, "dispatch"], env=env).returncode == 0
+    assert not witness.exists()
+    (new / "hooks" / "ping").chmod(0o700)
+    queues.Queue(Home(str(new)), "action").deliver(dispatch.action("ping", {}, 0, "trace_u"))
+    assert subprocess.run([anima_bin, "dispatch"], env=env).returncode == 0
+    assert witness.read_text() == "ran\n"
+
+
+def test_modes_an_archive_claims_are_not_kept(run, home, tmp_path, anima_bin):
+    make_home(run)
+    archive = tmp_path / "a.tar.zst"
+    assert run("export", str(archive)).exit_code == 0
+    members = unpacked(archive.read_bytes())
+    for m, _ in members[1:]:
+        m.mode = 0o6777  # setuid, setgid, everyone's
+
+    def everyone(manifest):
+        for entry in manifest["dirs"] + manifest["files"]:
+            entry["mode"] = 0o6777
+
+    p, new, _ = _import_bin(anima_bin, tmp_path, _with_manifest(members, everyone))
+    assert (p.returncode, p.stderr) == (0, "")
+    modes = {stat.S_IMODE(os.lstat(os.path.join(d, n)).st_mode) for d, ds, ns in os.walk(new) for n in ds + ns}
+    assert modes == {0o600, 0o700}
+
+
+class Zeros(io.RawIOBase):
+    def __init__(self, n):
+        self.left = n
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        n = min(len(b), self.left)
+        b[:n] = bytes(n)
+        self.left -= n
+        return n
+
+
+def bomb(size: int) -> bytes:
+    """A whole, honest archive (its manifest true to every byte) holding a file of `size` zeros,
+    made without holding it in memory."""
+    h = hashlib.sha256()
+    zeros = bytes(1 << 20)
+    for _ in range(size >> 20):
+        h.update(zeros)
+    manifest = json.dumps({"format": "anima-export", "version": 1, "created": "2026-11-30T21:05:00Z",
+                           "anima": "0", "dirs": [{"path": "notes", "mode": 0o700}],
+                           "files": [{"path": "notes/notes.md", "sha256": h.hexdigest(), "size": size,
+                                      "mode": 0o600, "mtime": 0}]}).encode()
+    out = io.BytesIO()
+    with zstandard.ZstdCompressor().stream_writer(out, closefd=False) as z, \
+            tarfile.open(fileobj=z, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in (("MANIFEST.json", manifest),):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        d = tarfile.TarInfo("notes")
+        d.type = tarfile.DIRTYPE
+        tar.addfile(d)
+        info = tarfile.TarInfo("notes/notes.md")
+        info.size = size
+        tar.addfile(info, Zeros(size))
+    return out.getvalue()
+
+
+def test_a_decompression_bomb_is_refused_before_anything_lands(tmp_path, anima_bin):
+    small = bomb(1 << 20)  # the same archive with 1 MiB: a home may well hold that
+    p, target, _ = _import_bin(anima_bin, tmp_path, small)
+    assert p.returncode == 0, p.stderr
+    shutil.rmtree(target)
+    archive = bomb(256 << 20)
+    assert len(archive) < 1 << 20  # 256 MiB from next to nothing
+    _refused_bin(anima_bin, tmp_path, archive, f"unpacks to over {256 << 20} bytes from {len(archive)} compressed")
+
+
+def test_a_bomb_on_a_pipe_is_cut_off_as_it_grows(tmp_path, anima_bin):
+    # a pipe's length is unknown, and a tar header is read whole before any member: a 96 MiB one
+    info = tarfile.TarInfo("MANIFEST.json")
+    info.pax_headers = {"comment": "a" * (96 << 20)}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        tar.addfile(info, io.BytesIO(b""))
+    archive = zstandard.ZstdCompressor().compress(buf.getvalue())
+    message = _refused_bin(anima_bin, tmp_path, archive, "a decompression bomb, not a home", pipe=True)
+    assert int(message.split("unpacks to over ")[1].split()[0]) < 80 << 20  # cut off well before its end
+
+
+def test_sizes_no_disk_holds_are_refused_from_a_pipe_too(run, home, tmp_path, anima_bin):
+    make_home(run)
+    archive = tmp_path / "a.tar.zst"
+    assert run("export", str(archive)).exit_code == 0
+    members = unpacked(archive.read_bytes())
+
+    def huge(manifest):
+        manifest["files"][0]["size"] = 1 << 62
+
+    message = _refused_bin(anima_bin, tmp_path, _with_manifest(members, huge), f"bytes; {tmp_path} has ", pipe=True)
+    assert int(message.split("unpacks to ")[1].split()[0]) > 1 << 62
+
+
+@pytest.mark.parametrize("key, value, expect", [
+    ("mtime", 1e300, "which is no time"),
+    ("mtime", float("nan"), "which is no time"),
+    ("mtime", -1, "which is no time"),
+    ("mtime", "yesterday", "which is no time"),
+    ("size", 1e300, "is not a manifest"),
+    ("size", -1, "is not a manifest"),
+    ("size", True, "is not a manifest"),
+    ("mode", 1e300, "is not a path an anima home holds"),
+])
+def test_an_absurd_manifest_value_is_bad_data(run, home, tmp_path, anima_bin, key, value, expect):
+    make_home(run)
+    archive = tmp_path / "a.tar.zst"
+    assert run("export", str(archive)).exit_code == 0
+    members = unpacked(archive.read_bytes())
+
+    def absurd(manifest):
+        manifest["files"][0][key] = value
+
+    _refused_bin(anima_bin, tmp_path, _with_manifest(members, absurd), expect)
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hardlink", "chardev", "blockdev", "fifo", "dotdot", "absolute"])
+def test_no_member_is_a_link_a_device_or_leads_outside(run, home, tmp_path, anima_bin, kind):
+    make_home(run)
+    archive = tmp_path / "a.tar.zst"
+    assert run("export", str(archive)).exit_code == 0
+    members = unpacked(archive.read_bytes())
+    i, (m, _) = next((i, x) for i, x in enumerate(members) if x[0].name == "notes/notes.md")
+    odd = tarfile.TarInfo("notes/notes.md")
+    if kind in ("dotdot", "absolute"):
+        odd.name = "../notes.md" if kind == "dotdot" else str(tmp_path / "notes.md")
+        odd.size = m.size
+        members.insert(i + 1, (odd, members[i][1]))
+    else:
+        odd.type = {"symlink": tarfile.SYMTYPE, "hardlink": tarfile.LNKTYPE, "chardev": tarfile.CHRTYPE,
+                    "blockdev": tarfile.BLKTYPE, "fifo": tarfile.FIFOTYPE}[kind]
+        odd.linkname = "/etc/passwd" if kind in ("symlink", "hardlink") else ""
+        odd.devmajor, odd.devminor = 1, 3
+        members[i] = (odd, None)
+    _refused_bin(anima_bin, tmp_path, repacked(members), "not in its manifest, or not a plain file or directory")
+    assert not (tmp_path / "notes.md").exists()

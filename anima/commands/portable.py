@@ -1,4 +1,5 @@
 import os
+import shlex
 import sys
 
 import click
@@ -43,23 +44,30 @@ def import_cmd(home, file, into):
     """Unpack an archive from `anima export` as a new home, verified before it lands.
 
     The archive is unpacked beside the target and checked against its manifest (every
-    file's size and sha256, nothing missing, nothing extra, no path leaving the home); only
-    then is it renamed into place, so a damaged or tampered archive (exit 65) leaves nothing
-    behind. The target must not exist or be empty (else exit 77). cache/ and index/ are not
-    in an archive: `anima index rebuild` makes the index again if it was on.
+    file's size and sha256, nothing missing, nothing extra, no path leaving the home, no
+    link or device); only then is it renamed into place, so a damaged or tampered archive, or
+    one that unpacks to far more than its size (exit 65), leaves nothing behind. Nothing
+    arrives executable: files are 0600, directories 0700, and each hook is listed on stderr
+    for a person to enable with chmod +x. The target must not exist or be empty (else exit
+    77). cache/ and index/ are not in an archive: `anima index rebuild` makes the index
+    again if it was on.
     """
+    from anima.commands._io import warn
     from anima.infra import portable
 
     target = into or home.root
     if file == "-":
         if sys.stdin.isatty():
             raise UsageError("import: give FILE, or the archive on stdin")
-        portable.import_(sys.stdin.buffer, target)
-        return
-    try:
-        with open(file, "rb") as f:
-            portable.import_(f, target)
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        if e.filename == file:
-            raise UsageError(f"{file}: {e.strerror}") from None
-        raise
+        manifest = portable.import_(sys.stdin.buffer, target)
+    else:
+        try:
+            with open(file, "rb") as f:
+                manifest = portable.import_(f, target)
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+            if e.filename == file:
+                raise UsageError(f"{file}: {e.strerror}") from None
+            raise
+    for hook in portable.hooks(manifest):
+        warn(f"{hook}: arrived not executable; dispatch runs it once a person enables it: "
+             f"chmod +x {shlex.quote(os.path.join(os.path.abspath(target), hook))}")

@@ -8,7 +8,7 @@ import sys
 import click
 
 from anima.commands._io import json_option, out, out_json, warn
-from anima.infra.errors import NotFound, UsageError
+from anima.infra.errors import AnimaError, NotFound, UsageError
 
 NAMES = ("pending", "system", "message", "action", "rhythm", "dead")
 
@@ -56,10 +56,11 @@ def _files(directory):
 
 
 def _load(path):
+    from anima.infra import fs
+
     try:
-        with open(path, "rb") as f:
-            return json.loads(f.read())
-    except (OSError, ValueError):
+        return json.loads(fs.read_bytes(path) or b"null")
+    except (OSError, ValueError, AnimaError):  # (a link in its place: refused, shown as unreadable)
         return None
 
 
@@ -144,8 +145,8 @@ def retry(home, names):
         q = reason["queue"]
         target = queues.Queue.of(home, q)
         kept = os.path.join(fs.ensure_dir(os.path.join(dead, "retried")), f"{name}.reason.{clock.iso(clock.now())}")
-        os.replace(reason_path, kept)
-        os.replace(os.path.join(dead, name), os.path.join(fs.ensure_dir(target.dir), name))
+        fs.move(reason_path, kept)
+        fs.move(os.path.join(dead, name), os.path.join(target.dir, name))
         warn(f"{name}: back in {reason['queue']}")
 
 
@@ -164,5 +165,7 @@ def purge(home, queue, yes):
             raise UsageError(f"refusing to delete {len(victims)} files without --yes (stdin is not a terminal)")
         if not click.confirm(f"Delete {len(victims)} files from {directory}?", err=True):
             return
+    from anima.infra import fs
+
     for n in victims:
-        os.unlink(os.path.join(directory, n))
+        fs.remove(os.path.join(directory, n))

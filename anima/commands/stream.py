@@ -105,7 +105,7 @@ def _follow(path: str, lines: int) -> None:
                 position = 0  # rolled (replaced) or truncated: follow the new file from its start
             identity = now_identity
             if now_identity[1] > position:
-                with open(path, "rb") as f:
+                with os.fdopen(fs.open_file(path), "rb") as f:
                     f.seek(position)
                     chunk = f.read(now_identity[1] - position)
                 cut = chunk.rfind(b"\n") + 1

@@ -331,8 +331,7 @@ def cache_key(home, cwd: str, lang: str | None, names: list[str] | None, environ
 
 def cached(path: str, key: dict) -> Prompt | None:
     try:
-        with open(path, "rb") as f:
-            entry = json.loads(f.read())
+        entry = json.loads(fs.read_bytes(path) or b"null")
         if entry["key"] != key:
             return None
         for input_path, sig in entry["inputs"]:
@@ -369,7 +368,7 @@ def _prune(directory: str) -> None:
     paths = sorted((os.path.join(directory, n) for n in names), key=lambda p: fs.signature(p) or [0])
     for p in paths[: len(paths) - CACHE_ENTRIES]:
         try:
-            os.unlink(p)
+            fs.remove(p)
         except FileNotFoundError:
             pass
 

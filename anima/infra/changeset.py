@@ -30,7 +30,6 @@ is kept as a version, never lost, and the new text written.
 import json
 import os
 import re
-import shutil
 
 from anima.infra import fs
 from anima.infra.digest import sha
@@ -104,7 +103,12 @@ class ChangeSet:
         self.ops.append({"op": "rmtree", "path": self._rel(path)})
 
     def apply(self, at: str, warn) -> None:
-        """Journal the set, then carry it out (under `lock`)."""
+        """Journal the set, then carry it out (under `lock`); a link in the way of any of its
+        files refuses the whole set before anything is written."""
+        for op in self.ops:
+            fs.check(os.path.join(self.home.root, op["path"]), _KINDS.get(op["op"], "file"))
+            if "keep" in op:
+                fs.check(os.path.join(self.home.root, op["keep"]), "dir")
         fs.atomic_write(journal_path(self.home, self.name),
                         json.dumps({"by": self.name, "at": at, "ops": self.ops}, ensure_ascii=False) + "\n")
         finish(self.home, self.name, self.ops, warn)
@@ -268,10 +272,10 @@ def _remove(home, path, op, warn):
 
 
 def _rmtree(home, path, op, warn):
-    if os.path.isdir(path):
-        shutil.rmtree(path)
+    fs.rmtree(path)
 
 
+_KINDS = {"remove": "entry", "rmtree": "dir"}  # what each operation's path is (else a file)
 _APPLY = {"create": _create, "append": _append, "replace": _replace, "version": _version, "line": _lines,
           "drop": _lines, "rehash": _rehash, "remove": _remove, "rmtree": _rmtree}
 

@@ -1,14 +1,25 @@
-"""Every write anima makes goes through here: atomic replace, locked append, locks.
+"""Every write anima makes goes through here: atomic replace, locked append, locks, moves.
 
 A reader must only ever see a whole old file or a whole new one, and a crash at any point
-must leave one of the two. Nothing here follows a symlink in place of a state file: a link
-where a file should be is refused, never written through.
+must leave one of the two.
+
+Nothing here follows a symlink inside a home. A home registers its root (`confine`, which
+`Home` does); a path under it is reached from the root one name at a time, each directory
+opened with O_DIRECTORY|O_NOFOLLOW relative to the one before (dir_fd), and the last name
+acted on relative to its directory: a symbolic link anywhere on the way, or where the file
+should be, is refused (Refused, exit 77, naming the link), and since every step holds the
+directory it checked, nothing can be swapped in between a check and its use. The root itself
+may be reached through links (ANIMA_HOME=~/link-to-home): only what is inside counts. Inside a
+home the file read or written must also be a regular file (a FIFO or device is refused, never
+opened in a way that could block). A path in no home (an export's FILE, a --file, a project's
+AGENTS.md) is opened as the caller gave it, only its last name not followed.
 """
 
 import contextlib
 import errno
 import fcntl
 import os
+import stat
 
 from anima.infra.errors import Busy, DataError, Refused
 
@@ -19,22 +30,186 @@ FILE_MODE = 0o600
 # this command changed and nothing a concurrent one did (anima.infra.git).
 CHANGED: set[str] = set()
 
+# The roots of the homes of this process, longest first (a path belongs to the innermost).
+_ROOTS: list[str] = []
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_STEP = _DIR | os.O_NOFOLLOW
 
-def ensure_dir(path: str) -> str:
-    """Create a directory (and its parents) private to the user; return it."""
-    os.makedirs(path, mode=DIR_MODE, exist_ok=True)
-    return path
+
+def confine(root: str) -> None:
+    """Register a home: every path under `root` is from now on reached without following a
+    link inside it. Its real path too, for paths that were resolved (transcripts are)."""
+    for r in {os.path.abspath(root), os.path.realpath(root)}:
+        if r not in _ROOTS:
+            _ROOTS.append(r)
+            _ROOTS.sort(key=len, reverse=True)
+
+
+def _home_of(path: str) -> tuple[str, list[str]] | None:
+    """(root, names below it) of the home holding `path`, or None for a path in no home."""
+    for root in _ROOTS:
+        if path == root:
+            return root, []
+        if path.startswith(root.rstrip(os.sep) + os.sep):
+            return root, path[len(root.rstrip(os.sep)) + 1:].split(os.sep)
+    return None
 
 
 def _refuse_symlink(path: str) -> None:
-    if os.path.islink(path):
-        raise Refused(f"{path}: is a symbolic link; anima reads and writes only plain files here")
+    raise Refused(f"{path}: is a symbolic link; anima reads and writes only plain files here")
 
 
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+def _refuse_kind(fd: int, name: str, path: str, want: str) -> None:
+    """Refuse `name` in directory `fd`, which is not the `want` ("directory", "regular file")
+    that `path` needs; a link is named as a link."""
     try:
-        os.fsync(fd)
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:  # gone meanwhile: as if it had never been there
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
+    if stat.S_ISLNK(st.st_mode):
+        _refuse_symlink(path)
+    raise Refused(f"{path}: is not a {want}; anima reads and writes only plain files here")
+
+
+def _open_dir(path: str, create: bool) -> int:
+    """A file descriptor of the directory `path`, made (0700, with its parents) if `create`.
+
+    Inside a home every name below the root is opened without following a link; FileNotFoundError
+    when one is missing (and not made)."""
+    located = _home_of(path)
+    if located is None:
+        return _open_top(path, create)
+    root, names = located
+    fd = _open_top(root, create)  # the root itself may be reached through a link
+    where = root
+    try:
+        for name in names:
+            where = os.path.join(where, name)
+            step = _step(fd, name, where, create)
+            os.close(fd)
+            fd = step
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_top(path: str, create: bool) -> int:
+    """The directory `path` as given, links followed: a home's root, or a directory in no home."""
+    try:
+        if create:
+            os.makedirs(path, mode=DIR_MODE, exist_ok=True)
+        return os.open(path, _DIR)
+    except (FileExistsError, NotADirectoryError):  # (makedirs: a file there; open: a file on the way)
+        raise Refused(f"{path}: is not a directory, or a file is on the way to it") from None
+
+
+def _step(fd: int, name: str, where: str, create: bool) -> int:
+    """Open the directory `name` in directory `fd` (the path `where`), not following a link."""
+    try:
+        return os.open(name, _STEP, dir_fd=fd)
+    except FileNotFoundError:
+        if not create:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), where) from None
+    except OSError as e:
+        if e.errno not in (errno.ENOTDIR, errno.ELOOP):  # (a link: ENOTDIR, as O_DIRECTORY is checked first)
+            raise
+        _refuse_kind(fd, name, where, "directory")
+    with contextlib.suppress(FileExistsError):  # a racing process made it: as good
+        os.mkdir(name, DIR_MODE, dir_fd=fd)
+    return _step(fd, name, where, create=False)
+
+
+@contextlib.contextmanager
+def _parent(path: str, create: bool = False):
+    """(fd of `path`'s directory, reached as `_open_dir` does, `path`'s last name, whether
+    `path` is in a home)."""
+    path = os.path.abspath(path)
+    directory, name = os.path.split(path)
+    fd = _open_dir(directory, create)
+    try:
+        yield fd, name, _home_of(path) is not None
+    finally:
+        os.close(fd)
+
+
+def ensure_dir(path: str) -> str:
+    """Create a directory (and its parents) private to the user; return it."""
+    os.close(_open_dir(os.path.abspath(path), create=True))
+    return path
+
+
+def _not_a_link(fd: int, name: str, path: str, inside: bool) -> None:
+    """Refuse a link (or, inside a home, anything but a regular file) where `path` should be."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        _refuse_symlink(path)
+    if inside and not stat.S_ISREG(st.st_mode):
+        _refuse_kind(fd, name, path, "regular file")
+
+
+def _open_in(fd: int, name: str, path: str, inside: bool, flags: int, mode: int = FILE_MODE) -> int:
+    """Open `name` in directory `fd`, never following a link; inside a home only a regular
+    file (O_NONBLOCK: a FIFO put there cannot make the open wait)."""
+    try:
+        out = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_NONBLOCK if inside else 0), mode,
+                      dir_fd=fd)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            _refuse_symlink(path)
+        if e.errno == errno.ENOENT:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
+        if inside and e.errno in (errno.EISDIR, errno.ENXIO):
+            _refuse_kind(fd, name, path, "regular file")
+        raise
+    if inside and not stat.S_ISREG(os.fstat(out).st_mode):
+        os.close(out)
+        _refuse_kind(fd, name, path, "regular file")
+    return out
+
+
+def open_file(path: str, flags: int = os.O_RDONLY, mode: int = FILE_MODE) -> int:
+    """A file descriptor of `path` itself (FileNotFoundError when it is not there), reached as
+    the module says; with O_CREAT its directory is made first."""
+    with _parent(path, create=bool(flags & os.O_CREAT)) as (fd, name, inside):
+        return _open_in(fd, name, path, inside, flags, mode)
+
+
+def status(path: str) -> os.stat_result | None:
+    """The status of `path` itself (a link is not followed), reached as the module says; None
+    when it is not there."""
+    try:
+        with _parent(path) as (fd, name, _):
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def check(path: str, kind: str = "file") -> None:
+    """Refuse now what writing `path` would refuse: a link (or, inside a home, what is not a
+    directory) on the way, or in its place something other than a `kind` ("file", "dir", or
+    "entry": anything, a link too, as `remove` takes it). What is not there yet is no
+    obstacle. For a change of many files, refused before its first write."""
+    try:
+        if kind == "dir":
+            os.close(_open_dir(os.path.abspath(path), create=False))
+            return
+        with _parent(path) as (fd, name, inside):
+            if kind == "file":
+                _not_a_link(fd, name, path, inside)
+    except FileNotFoundError:
+        pass
+
+
+def listdir(path: str) -> list[str]:
+    """The names in directory `path`, reached as the module says (FileNotFoundError when it is
+    not there): a linked directory's names are not taken for the home's."""
+    fd = _open_dir(os.path.abspath(path), create=False)
+    try:
+        return os.listdir(fd)
     finally:
         os.close(fd)
 
@@ -47,21 +222,30 @@ def _write_all(fd: int, data: bytes, durable: bool = True) -> None:
         os.fsync(fd)
 
 
-def _temp_with(path: str, data: bytes | str, mode: int, durable: bool = True) -> str:
-    """A hidden temp file beside `path` holding `data`, already on disk."""
+def _temp_in(fd: int, name: str, data: bytes | str, mode: int, durable: bool = True) -> str:
+    """A hidden temp file beside `name` in directory `fd` holding `data`, already on disk."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    directory = ensure_dir(os.path.dirname(path) or ".")
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=fd)
     try:
-        _write_all(fd, data, durable)
+        _write_all(out, data, durable)
     except BaseException:
-        os.close(fd)
-        os.unlink(tmp)
+        os.close(out)
+        os.unlink(tmp, dir_fd=fd)
         raise
-    os.close(fd)
+    os.close(out)
     return tmp
+
+
+def _rename_in(fd: int, tmp: str, name: str) -> None:
+    """Rename temp file `tmp` over `name` (both in directory `fd`); the temp file goes if it fails."""
+    try:
+        os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=fd)
+        raise
 
 
 def atomic_write(path: str, data: bytes | str, mode: int = FILE_MODE, durable: bool = True) -> None:
@@ -70,37 +254,34 @@ def atomic_write(path: str, data: bytes | str, mode: int = FILE_MODE, durable: b
     `durable=False` skips both fsyncs, for derived files (caches) only: readers still never
     see half a file, and a crash can at worst leave an entry that fails to parse and is rebuilt.
     """
-    _refuse_symlink(path)
-    tmp = _temp_with(path, data, mode, durable)
-    CHANGED.add(path)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    if durable:
-        _fsync_dir(os.path.dirname(tmp))
+    with _parent(path, create=True) as (fd, name, inside):
+        _not_a_link(fd, name, path, inside)
+        tmp = _temp_in(fd, name, data, mode, durable)
+        CHANGED.add(path)
+        _rename_in(fd, tmp, name)
+        if durable:
+            os.fsync(fd)
 
 
 @contextlib.contextmanager
 def replacing(path: str, mode: int = FILE_MODE):
     """A binary file to write `path`'s new content into, streamed: it replaces `path` (fsync,
     rename, fsync dir) when the block ends, and is removed if the block raises."""
-    _refuse_symlink(path)
-    tmp = _temp_with(path, b"", mode, durable=False)
-    CHANGED.add(path)
-    try:
-        with open(tmp, "wb") as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(os.path.dirname(tmp))
+    with _parent(path, create=True) as (fd, name, inside):
+        _not_a_link(fd, name, path, inside)
+        tmp = _temp_in(fd, name, b"", mode, durable=False)
+        CHANGED.add(path)
+        try:
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd), "wb") as f:
+                yield f
+                f.flush()
+                os.fsync(f.fileno())
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=fd)
+            raise
+        _rename_in(fd, tmp, name)
+        os.fsync(fd)
 
 
 def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:
@@ -109,17 +290,19 @@ def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:
     The content is linked into place from a temp file, so the file appears whole or not at
     all, and an existing file (or symlink) is never touched.
     """
-    if os.path.lexists(path):
-        return False
-    tmp = _temp_with(path, data, mode)
-    CHANGED.add(path)
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    finally:
-        os.unlink(tmp)
-    _fsync_dir(os.path.dirname(tmp))
+    with _parent(path, create=True) as (fd, name, _):
+        with contextlib.suppress(FileNotFoundError):
+            os.stat(name, dir_fd=fd, follow_symlinks=False)
+            return False
+        tmp = _temp_in(fd, name, data, mode)
+        CHANGED.add(path)
+        try:
+            os.link(tmp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+        except FileExistsError:
+            return False
+        finally:
+            os.unlink(tmp, dir_fd=fd)
+        os.fsync(fd)
     return True
 
 
@@ -129,8 +312,7 @@ def append(path: str, data: bytes | str, durable: bool = True) -> None:
     `durable=False` skips the fsync, for logs whose last line a crash may lose."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    ensure_dir(os.path.dirname(path) or ".")
-    fd = _open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     CHANGED.add(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -140,18 +322,49 @@ def append(path: str, data: bytes | str, durable: bool = True) -> None:
 
 
 def remove(path: str) -> None:
-    """Delete a file of the home (FileNotFoundError if it is not there)."""
-    CHANGED.add(path)
-    os.unlink(path)
+    """Delete a file of the home (FileNotFoundError if it is not there); a link in its place
+    is removed itself, never followed."""
+    with _parent(path) as (fd, name, _):
+        CHANGED.add(path)
+        try:
+            os.unlink(name, dir_fd=fd)
+        except FileNotFoundError:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
 
 
-def _open_nofollow(path: str, flags: int, mode: int = FILE_MODE) -> int:
+def rmtree(path: str) -> None:
+    """Delete the directory `path` and everything in it (nothing when it is not there); a
+    link in its place is refused, and no link inside it is followed (shutil.rmtree by fd)."""
+    import shutil
+
     try:
-        return os.open(path, flags | os.O_NOFOLLOW, mode)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            _refuse_symlink(path)
-        raise
+        with _parent(path) as (fd, name, _):
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return
+            if not stat.S_ISDIR(st.st_mode):
+                _refuse_kind(fd, name, path, "directory")
+            CHANGED.add(path)
+            shutil.rmtree(name, dir_fd=fd)
+    except FileNotFoundError:
+        return
+
+
+def move(source: str, target: str, durable: bool = False) -> None:
+    """Rename `source` to `target` (replacing it), both reached as the module says, the
+    target's directory made if missing; FileNotFoundError when `source` is not there (another
+    consumer took it). A link is moved as itself, never followed. `durable` fsyncs the
+    target's directory (a queue's delivery; a claim need not survive a crash)."""
+    with _parent(source) as (sfd, sname, _), _parent(target, create=True) as (tfd, tname, inside):
+        _not_a_link(tfd, tname, target, inside)
+        CHANGED.update((source, target))
+        try:
+            os.rename(sname, tname, src_dir_fd=sfd, dst_dir_fd=tfd)
+        except FileNotFoundError:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), source) from None
+        if durable:
+            os.fsync(tfd)
 
 
 def lock_path(path: str) -> str:
@@ -163,9 +376,7 @@ def lock_path(path: str) -> str:
 @contextlib.contextmanager
 def locked(path: str, wait: bool = True, what: str | None = None):
     """Hold the exclusive lock guarding `path`; raise Busy at once when `wait` is false."""
-    lock = lock_path(path)
-    ensure_dir(os.path.dirname(lock) or ".")
-    fd = _open_nofollow(lock, os.O_RDWR | os.O_CREAT)
+    fd = open_file(lock_path(path), os.O_RDWR | os.O_CREAT)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
@@ -183,9 +394,19 @@ RACY_NS = 50_000_000
 
 
 def signature(path: str) -> list | None:
-    """What tells that a file changed: mtime, size, inode, ctime; None when it is absent."""
+    """What tells that a file changed: mtime, size, inode, ctime; None when it is absent.
+
+    Inside a home it is the file's own, reached as the module says (a link is refused): a
+    cache entry keyed by it must not stand for a file reached through a link."""
     try:
-        st = os.stat(path)
+        if _home_of(os.path.abspath(path)) is None:
+            st = os.stat(path)  # (a transcript elsewhere, a project's AGENTS.md: links followed)
+        else:
+            st = status(path)
+            if st is None:
+                return None
+            if stat.S_ISLNK(st.st_mode):
+                _refuse_symlink(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
     return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
@@ -204,7 +425,7 @@ def new_json_lines(path: str, offset: int) -> tuple[list[dict] | None, int]:
     import json
 
     try:
-        f = os.fdopen(_open_nofollow(path, os.O_RDONLY), "rb")
+        f = os.fdopen(open_file(path), "rb")
     except FileNotFoundError:
         return (None, 0) if offset > 0 else ([], 0)
     with f:
@@ -230,7 +451,7 @@ def new_json_lines(path: str, offset: int) -> tuple[list[dict] | None, int]:
 def read_bytes(path: str) -> bytes | None:
     """The file's bytes, or None when it does not exist. A symlink is refused."""
     try:
-        fd = _open_nofollow(path, os.O_RDONLY)
+        fd = open_file(path)
     except FileNotFoundError:
         return None
     with os.fdopen(fd, "rb") as f:

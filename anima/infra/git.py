@@ -10,7 +10,7 @@ commits: it runs every turn and changes only usage counts.
 
 The message is what happened: the command path and its arguments ("note add: I ...",
 "approve: f12ab34cd"), or the one a command chose ("consolidate 2026-11-30"). Two commands
-committing at once: one waits for the other (a lock beside .git/index), and each commits
+committing at once: one waits for the other (.git.lock, beside .git), and each commits
 only the files it wrote itself (anima.infra.fs.CHANGED), so messages never swap. When both wrote
 the same file, the first commit holds both changes and the second is empty but still says
 what its command did. A commit that fails is a warning on stderr, never a failed command:
@@ -85,8 +85,9 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn) -> s
         changed = present + gone
         if not changed:
             return None
-    # one committer at a time: git's own index.lock would make the loser fail, not wait
-    with fs.locked(os.path.join(home.root, ".git", "anima-autocommit"), what="git.autocommit"):
+    # one committer at a time: git's own index.lock would make the loser fail, not wait (the
+    # lock is .git.lock, beside .git: .git may be a link or a worktree's file, not followed)
+    with fs.locked(os.path.join(home.root, ".git"), what="git.autocommit"):
         steps = []
         if present:
             steps.append(("add", "-A", "--", *present))

@@ -53,6 +53,7 @@ def default_root() -> str:
 class Home:
     def __init__(self, root: str):
         self.root = os.path.abspath(root)
+        fs.confine(self.root)  # nothing under it is reached through a link (anima.infra.fs)
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.root, *parts)

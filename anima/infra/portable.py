@@ -17,11 +17,23 @@ the manifest, a plain file or directory, no '..' or absolute path, size and sha2
 promised, nothing missing, nothing extra); only then is it renamed into place. The target
 must not exist or be an empty directory. On any mismatch the staging directory is removed
 and the target was never touched.
+
+The manifest is a checksum list: it catches damage, not a forger, who can rewrite it along
+with the files. So nothing from an archive gets more than anima's own files have: every file
+lands 0600 and every directory 0700 whatever the archive says (a hook arrives without its exec
+bit, for a person to enable), and no member may be a link or a device. Sizes are bounded
+before they can fill a disk: the sizes the manifest promises (each member must be exactly
+its size) must fit in MAX_RATIO times the compressed archive and in the free space beside the
+target, and the decompressed stream itself is cut off once it outgrows MAX_RATIO times the
+compressed bytes read so far (a pipe, whose length is not known; a tar header bomb). The
+staging directory is fresh and private, and only directories and regular files are ever made
+in it, so there is no link in it to follow.
 """
 
 import hashlib
 import io
 import json
+import math
 import os
 import shutil
 import stat
@@ -37,6 +49,12 @@ FORMAT = "anima-export"
 VERSION = 1
 LEFT_OUT_DIRS = ("cache", "index", ".git")
 _CHUNK = 1 << 20
+# A home is text: zstd makes it 3 to 30 times smaller. A stream that grows more than this
+# against its compressed bytes (plus SLACK, for small archives and tar's own headers) is a
+# decompression bomb, not a home.
+MAX_RATIO = 256
+SLACK = 64 << 20
+LATEST_MTIME = 253402300799  # 9999-12-31T23:59:59Z: a later (or non-finite) mtime is no time
 
 
 def _left_out(rel: str) -> bool:
@@ -144,6 +162,45 @@ def _safe(name: str) -> bool:
         all(p not in ("", ".", "..") for p in parts) and not _left_out(name)
 
 
+class _Counted:
+    """The compressed archive, counting the bytes read from it."""
+
+    def __init__(self, f):
+        self.f, self.n = f, 0
+
+    def read(self, n=-1):
+        data = self.f.read(n)
+        self.n += len(data)
+        return data
+
+
+def _bomb(out: int, compressed: int) -> DataError:
+    return DataError(f"the archive unpacks to over {out} bytes from {compressed} compressed, more than "
+                     f"{MAX_RATIO} times: a decompression bomb, not a home (refused; nothing written)")
+
+
+class _Bounded:
+    """The decompressed tar stream, cut off (DataError) once it outgrows MAX_RATIO times the
+    compressed bytes read so far; read in chunks, so no single read can ask for a huge buffer."""
+
+    def __init__(self, z, counted: _Counted):
+        self.z, self.counted, self.out = z, counted, 0
+
+    def read(self, n=-1):
+        parts = []
+        while n != 0:
+            data = self.z.read(_CHUNK if n < 0 else min(n, _CHUNK))
+            if not data:
+                break
+            self.out += len(data)
+            if self.out > MAX_RATIO * self.counted.n + SLACK:
+                raise _bomb(self.out, self.counted.n)
+            parts.append(data)
+            if n > 0:
+                n -= len(data)
+        return b"".join(parts)
+
+
 def _manifest(tar) -> tuple[dict, dict, dict]:
     member = tar.next()
     if member is None or member.name != MANIFEST or not member.isfile() or member.size > 64 << 20:
@@ -157,18 +214,51 @@ def _manifest(tar) -> tuple[dict, dict, dict]:
         dirs = {d["path"]: d for d in manifest["dirs"]}
         files = {f["path"]: f for f in manifest["files"]}
         for path, entry in [*dirs.items(), *files.items()]:
-            if not (isinstance(path, str) and _safe(path) and isinstance(entry.get("mode"), int)):
+            if not (isinstance(path, str) and _safe(path) and _whole(entry.get("mode"))):
                 raise DataError(f"manifest: {path!r} is not a path an anima home holds")
             parts = path.split("/")
             inside = next(("/".join(parts[:k]) for k in range(1, len(parts)) if "/".join(parts[:k]) in files), None)
             if inside is not None:
                 raise DataError(f"manifest: {path!r} is inside {inside!r}, which it lists as a file")
-        for entry in files.values():
-            if not (isinstance(entry.get("sha256"), str) and isinstance(entry.get("size"), int)):
+        for path, entry in files.items():
+            if not (isinstance(entry.get("sha256"), str) and _whole(entry.get("size"))):
                 raise ValueError("files")
+            mtime = entry.get("mtime")
+            if mtime is not None and not (_number(mtime) and 0 <= mtime <= LATEST_MTIME):
+                raise DataError(f"manifest: {path!r} has mtime {mtime!r}, which is no time (refused; nothing written)")
     except (ValueError, KeyError, TypeError, AttributeError):
         raise DataError(f"not an anima export: {MANIFEST} is not a manifest") from None
     return manifest, dirs, files
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _fits(files: dict, compressed: int | None, parent: str) -> None:
+    """Refuse, before anything is written, sizes no home has: more than MAX_RATIO times the
+    compressed archive (when its length is known), or more than the disk beside the target holds."""
+    total = sum(entry["size"] for entry in files.values())
+    if compressed is not None and total > MAX_RATIO * compressed + SLACK:
+        raise _bomb(total, compressed)
+    st = os.statvfs(parent)
+    free = st.f_bavail * st.f_frsize
+    if total > free:
+        raise DataError(f"the archive unpacks to {total} bytes; {parent} has {free} free "
+                        "(refused; nothing written)")
+
+
+def _length(source) -> int | None:
+    """How many bytes are left to read in `source`, when it is a regular file."""
+    try:
+        st = os.fstat(source.fileno())
+        return st.st_size - source.tell() if stat.S_ISREG(st.st_mode) else None
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _unpack(tar, stage: str, dirs: dict, files: dict) -> None:
@@ -180,30 +270,38 @@ def _unpack(tar, stage: str, dirs: dict, files: dict) -> None:
         seen.add(name)
         dest = os.path.join(stage, name)
         if member.isdir() and name in dirs:
-            os.makedirs(dest, mode=0o700, exist_ok=True)
+            os.makedirs(dest, mode=fs.DIR_MODE, exist_ok=True)
             continue
         if not (member.isfile() and name in files):
-            raise DataError(f"{name}: in the archive but not in its manifest (refused; nothing written)")
+            raise DataError(f"{name}: in the archive but not in its manifest, or not a plain file or "
+                            "directory (refused; nothing written)")
         entry = files[name]
         if member.size != entry["size"]:
             raise DataError(f"{name}: {member.size} bytes, the manifest says {entry['size']} "
                             "(refused; nothing written)")
-        os.makedirs(os.path.dirname(dest), mode=0o700, exist_ok=True)
+        os.makedirs(os.path.dirname(dest), mode=fs.DIR_MODE, exist_ok=True)
         h = hashlib.sha256()
         src = tar.extractfile(member)
-        with open(dest, "xb") as f:
+        # anima's mode, never the archive's: nothing imported can be run or read by others
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, fs.FILE_MODE)
+        with open(fd, "wb") as f:
+            os.fchmod(fd, fs.FILE_MODE)
             while chunk := src.read(_CHUNK):
                 h.update(chunk)
                 f.write(chunk)
         if h.hexdigest() != entry["sha256"]:
             raise DataError(f"{name}: its sha256 is not the manifest's (refused; nothing written)")
-        os.chmod(dest, entry["mode"] & 0o777)
         mtime = entry.get("mtime")
-        if isinstance(mtime, (int, float)):
+        if mtime is not None:
             os.utime(dest, (mtime, mtime))
     missing = (set(dirs) | set(files)) - seen
     if missing:
         raise DataError(f"{sorted(missing)[0]}: in the manifest but not in the archive (refused; nothing written)")
+
+
+def hooks(manifest: dict) -> list[str]:
+    """The hooks an imported home holds (hooks/NAME), none of them executable yet."""
+    return sorted(f["path"] for f in manifest["files"] if f["path"].startswith("hooks/"))
 
 
 def import_(source, target: str) -> dict:
@@ -215,19 +313,22 @@ def import_(source, target: str) -> dict:
     _check_target(target)
     parent = os.path.dirname(target)
     os.makedirs(parent, exist_ok=True)
+    compressed = _length(source)
     stage = tempfile.mkdtemp(prefix=".anima-import-", dir=parent)
     try:
+        counted = _Counted(source)
         try:
-            with zstandard.ZstdDecompressor().stream_reader(source, closefd=False) as z, \
-                    tarfile.open(fileobj=z, mode="r|") as tar:
+            with zstandard.ZstdDecompressor().stream_reader(counted, closefd=False) as z, \
+                    tarfile.open(fileobj=_Bounded(z, counted), mode="r|") as tar:
                 manifest, dirs, files = _manifest(tar)
+                _fits(files, compressed, parent)
                 _unpack(tar, stage, dirs, files)
         except (tarfile.TarError, zstandard.ZstdError, EOFError, OSError) as e:
             if isinstance(e, OSError) and e.errno is not None:
                 raise
             raise DataError(f"not an anima export: {e}") from None
-        for path, entry in sorted(dirs.items(), key=lambda kv: -kv[0].count("/")):
-            os.chmod(os.path.join(stage, path), entry["mode"] & 0o777)
+        for path in sorted(dirs, key=lambda p: -p.count("/")):
+            os.chmod(os.path.join(stage, path), fs.DIR_MODE)
         os.chmod(stage, fs.DIR_MODE)
         _check_target(target)  # it may have appeared meanwhile
         os.rename(stage, target)

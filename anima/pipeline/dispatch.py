@@ -7,8 +7,8 @@ An action's payload is {"command": NAME, "params": {...}}. Built-in commands:
 - memory.write {topic, text}   append to self/memories/TOPIC.md (TOPIC a plain name)
 Any other command runs only if configured: an argv in config ([dispatch.commands], {param}
 filled from the params, never through a shell), else an executable $ANIMA_HOME/hooks/NAME
-(the action JSON on stdin; exit 0 = done; no exec bit = not a hook). Unknown or failing:
-the action goes to dead_letter/ with the reason.
+(the action JSON on stdin; exit 0 = done; only a regular file of hooks/ itself with an exec
+bit, no link). Unknown or failing: the action goes to dead_letter/ with the reason.
 
 Nothing twice: pipeline/dispatch.journal records each action id as begun and as done. An
 action begun but not done (a crash) is checked before it is run again: a built-in whose
@@ -19,8 +19,8 @@ experience, and internalize tells a result as hers only when the journal holds i
 """
 
 import json
-import os
 import re
+import stat
 import subprocess
 
 from anima.infra import clock, fs
@@ -156,10 +156,7 @@ def run_configured(home, cfg, command: str, action: dict) -> dict:
             argv.append(filled)
         stdin = None
     else:
-        hook = home.path("hooks", _plain(command, "command"))
-        if not (os.path.isfile(hook) and os.access(hook, os.X_OK)):
-            raise Failed(f"unknown command {command!r}: not built in, not in [dispatch.commands], "
-                         f"no executable {hook}")
+        hook = _hook(home, _plain(command, "command"))
         argv, stdin = [hook], json.dumps(action, ensure_ascii=False)
     try:
         done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=HOOK_TIMEOUT_SEC,
@@ -170,6 +167,25 @@ def run_configured(home, cfg, command: str, action: dict) -> dict:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise Failed(f"{argv[0]} exited {done.returncode}: {last}")
     return {"stdout": done.stdout[-2000:]}
+
+
+def _hook(home, name: str) -> str:
+    """hooks/NAME if it may run: a regular file with an exec bit, inside hooks/, neither it nor
+    hooks/ a link (a link could run what is not the home's); else Failed saying why."""
+    hook = home.path("hooks", name)
+    try:
+        st = fs.status(hook)
+    except AnimaError as e:  # hooks/ itself a link, or not a directory
+        raise Failed(f"hook {name}: {e}; not run") from None
+    if st is None:
+        raise Failed(f"unknown command {name!r}: not built in, not in [dispatch.commands], no executable {hook}")
+    if stat.S_ISLNK(st.st_mode):
+        raise Failed(f"hook {name}: {hook} is a symbolic link; a hook must be a regular file in hooks/; not run")
+    if not stat.S_ISREG(st.st_mode):
+        raise Failed(f"hook {name}: {hook} is not a regular file; not run")
+    if not st.st_mode & 0o111:
+        raise Failed(f"hook {name}: {hook} is not executable (chmod +x to enable it); not run")
+    return hook
 
 
 def dispatch(home, cfg, now: float, by: str = "anima dispatch") -> dict:

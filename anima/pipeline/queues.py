@@ -22,7 +22,7 @@ import re
 import time
 
 from anima.infra import clock, fs
-from anima.infra.errors import DataError
+from anima.infra.errors import DataError, Refused
 from anima.infra.home import QUEUES
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,199}")
@@ -97,14 +97,13 @@ class Queue:
         name = doc["envelope"]["id"] + ".json"
         tmp = os.path.join(self._sub("tmp"), name)
         fs.atomic_write(tmp, json.dumps(doc, ensure_ascii=False) + "\n")
-        os.replace(tmp, os.path.join(fs.ensure_dir(self.dir), name))
-        fs._fsync_dir(self.dir)
+        fs.move(tmp, os.path.join(self.dir, name), durable=True)
         return name
 
     def ready(self) -> list[str]:
         """Names of the files waiting, oldest first."""
         try:
-            return sorted(n for n in os.listdir(self.dir) if n.endswith(".json") and not n.startswith("."))
+            return sorted(n for n in fs.listdir(self.dir) if n.endswith(".json") and not n.startswith("."))
         except FileNotFoundError:
             return []
 
@@ -112,13 +111,16 @@ class Queue:
         """Take a file for processing (rename into cur/); None when another consumer won."""
         target = os.path.join(self._sub("cur"), name)
         try:
-            os.rename(os.path.join(self.dir, name), target)
+            fs.move(os.path.join(self.dir, name), target)
         except FileNotFoundError:
             return None
         return target
 
     def read(self, path: str) -> dict:
-        data = fs.read_bytes(path)
+        try:
+            data = fs.read_bytes(path)
+        except Refused as e:  # a link or a FIFO put in a queue is malformed input, not the consumer's end
+            raise DataError(str(e)) from None
         if data is None:
             raise DataError(f"{path}: gone")
         try:
@@ -149,7 +151,7 @@ class Queue:
             yield name, doc
 
     def finish(self, name: str) -> None:
-        os.replace(os.path.join(self.dir, "cur", name), os.path.join(self._sub("done"), name))
+        fs.move(os.path.join(self.dir, "cur", name), os.path.join(self._sub("done"), name))
 
     def fail(self, name: str, what: str, why: str, by: str, now: float, claimed: bool = True) -> None:
         """Move a file to dead_letter/ beside its reason (written first: a crash between the
@@ -158,7 +160,7 @@ class Queue:
         reason = {"what": what, "why": why, "when": clock.iso(now), "by": by, "queue": self.name}
         fs.atomic_write(os.path.join(self.dead, name + ".reason"), json.dumps(reason, ensure_ascii=False) + "\n")
         source = os.path.join(self.dir, "cur", name) if claimed else os.path.join(self.dir, name)
-        os.replace(source, os.path.join(self.dead, name))
+        fs.move(source, os.path.join(self.dead, name))
 
     def recover(self, timeout_sec: float | None = None) -> list[str]:
         """Return claims older than `timeout_sec` (CLAIM_TIMEOUT_SEC) to the queue: their
@@ -167,7 +169,7 @@ class Queue:
         cur = os.path.join(self.dir, "cur")
         back = []
         try:
-            names = os.listdir(cur)
+            names = fs.listdir(cur)
         except FileNotFoundError:
             return back
         now = clock.files_now_ns() / 1e9
@@ -176,7 +178,7 @@ class Queue:
             try:
                 # a rename sets ctime: the claim's time (0 takes every claim, however fresh its stamp)
                 if timeout_sec <= 0 or now - os.stat(path).st_ctime >= timeout_sec:
-                    os.rename(path, os.path.join(self.dir, name))
+                    fs.move(path, os.path.join(self.dir, name))
                     back.append(name)
             except FileNotFoundError:
                 continue

@@ -54,12 +54,11 @@ class Cache:
     def get(self, path: str, sig: list) -> dict | None:
         entry_path = self.entry_path(path)
         try:
-            with open(entry_path, "rb") as f:
-                entry = json.loads(f.read())
+            entry = json.loads(fs.read_bytes(entry_path) or b"null")
             if entry["v"] == CACHE_FORMAT and entry["path"] == path and entry["sig"] == sig:
                 self.used.add(entry_path)
                 return entry
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AnimaError):  # (AnimaError: a link in the way)
             pass
         return None
 
@@ -108,8 +107,8 @@ class Cache:
     def _drop(self, paths) -> None:
         for path in list(paths):
             try:
-                os.unlink(path)
-            except FileNotFoundError:
+                fs.remove(path)
+            except (FileNotFoundError, AnimaError):  # gone already; or a link in the way, left alone
                 pass
             self._entries().pop(path, None)
 
@@ -122,10 +121,9 @@ class Summary:
         self.path = path
         self.changed = False
         try:
-            with open(path, "rb") as f:
-                data = json.loads(f.read())
+            data = json.loads(fs.read_bytes(path) or b"null")
             self.files = data["files"] if data.get("v") == CACHE_FORMAT and isinstance(data["files"], dict) else {}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, AnimaError):
             self.files = {}
 
     def get(self, path: str, sig) -> dict | None:

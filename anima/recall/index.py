@@ -49,8 +49,11 @@ def shards(con) -> list[str]:
 
 
 def _connect(db_path: str, readonly: bool = False):
+    import contextlib
     import sqlite3
 
+    with contextlib.suppress(FileNotFoundError):  # sqlite opens by path: no link on the way or in place
+        os.close(fs.open_file(db_path))
     if readonly:
         con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
     else:
@@ -231,7 +234,7 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
         tmp = os.path.join(directory, f".{NAME}.{os.getpid()}.build")
         for leftover in os.listdir(directory):  # a killed rebuild's: the lock says none is running
             if leftover.startswith(f".{NAME}.") and ".build" in leftover:
-                os.unlink(os.path.join(directory, leftover))
+                fs.remove(os.path.join(directory, leftover))
         shards = max(1, min(jobs, len(cold) // 4))  # (a few files are not worth a process)
         read = _build_shards(tmp, [(i, p, sig) for i, (p, sig) in enumerate(cold, 1)], shards, progress)
         con = _connect(tmp)
@@ -262,8 +265,7 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
             con.close()
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
-        os.replace(tmp, target)
-        fs._fsync_dir(directory)
+        fs.move(tmp, target, durable=True)
     return {"indexed": len(seen), "hot": len(files) - len(cold)}
 
 
@@ -310,7 +312,7 @@ def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
             con.execute("INSERT INTO turns SELECT * FROM shard.turns")
             con.commit()
             con.execute("DETACH DATABASE shard")
-            os.unlink(part)
+            fs.remove(part)
         return read
     finally:
         con.close()

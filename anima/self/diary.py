@@ -17,7 +17,7 @@ def directory(home) -> str:
 
 def dates(home) -> list[str]:
     try:
-        names = os.listdir(directory(home))
+        names = fs.listdir(directory(home))
     except FileNotFoundError:
         return []
     return sorted(n[:-3] for n in names if n.endswith(".md") and DATE.fullmatch(n[:-3]))

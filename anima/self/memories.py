@@ -32,7 +32,7 @@ def topics(home) -> list[tuple[str, int]]:
     """(topic, size in bytes) of every self/memories/*.md, by name."""
     found_in = directory(home)
     try:
-        names = sorted(os.listdir(found_in))
+        names = sorted(fs.listdir(found_in))
     except FileNotFoundError:
         return []
     found = []

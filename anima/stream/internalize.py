@@ -338,7 +338,7 @@ class Internalizer:
                 counts["dead"] += 1
             except AnimaError:
                 # not this event's fault (no model, a bad setting): it waits for the next run
-                os.replace(os.path.join(queue.dir, "cur", file), os.path.join(queue.dir, file))
+                fs.move(os.path.join(queue.dir, "cur", file), os.path.join(queue.dir, file))
                 raise
             else:
                 if entry is None:

@@ -125,7 +125,7 @@ class Stream:
         if n <= 0:
             return ""
         try:
-            fd = fs._open_nofollow(self.now_path, os.O_RDONLY)
+            fd = fs.open_file(self.now_path)
         except FileNotFoundError:
             return ""
         with os.fdopen(fd, "rb") as f:

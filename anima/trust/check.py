@@ -24,6 +24,7 @@ import os
 import stat
 
 from anima.infra import fs
+from anima.infra.errors import Refused
 
 TEXT_TREES = ("self", "notes", "facts")
 TEXT_SUFFIXES = (".md", ".jsonl", ".json", ".toml")
@@ -224,5 +225,8 @@ def run(home, cfg, only: list[str] | None = None) -> list[Finding]:
     found = []
     for name, check in CHECKS.items():
         if only is None or name in only:
-            found.extend(check(home, cfg))
+            try:
+                found.extend(check(home, cfg))
+            except Refused as e:  # a link in the way: this check cannot look there, and says so
+                found.append(Finding(name, "-", str(e)))
     return found

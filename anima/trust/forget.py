@@ -32,7 +32,6 @@ and ids), never the content or a hash of it (a hash would let a guess be confirm
 import contextlib
 import json
 import os
-import shutil
 
 from anima.infra import changeset, clock, fs, phrases
 from anima.infra.digest import sha
@@ -77,7 +76,7 @@ def _facts_step(home, plan: Plan, keep) -> None:
 def _derived_steps(home, plan: Plan, index_too: bool = True) -> None:
     cache = home.cache
     if os.path.isdir(cache):
-        plan.add("cache", "cache/ (rebuilt as it is used)", lambda: shutil.rmtree(cache))
+        plan.add("cache", "cache/ (rebuilt as it is used)", lambda: fs.rmtree(cache))
     from anima.recall import index
 
     if index_too and os.path.exists(index.path(home)):
