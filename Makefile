@@ -13,7 +13,7 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test test-later lint lint-man bench man completions install uninstall clean tools
+.PHONY: help demo test test-later lint lint-man bench man data completions install uninstall clean tools
 
 help: ## Show this list of targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -42,7 +42,7 @@ test-later: $(STAMP) tools ## Run the suite again with the clock three years ahe
 	faketime '+3 years' $(BIN)/pytest -q -n auto
 
 lint: $(STAMP) tools ## Lint the code (ruff), the scripts in bin/ (shellcheck) and the man pages (groff).
-	$(BIN)/ruff check anima tests bench man
+	$(BIN)/ruff check anima tests bench man scripts
 	shellcheck bin/*
 	$(MAKE) -s lint-man
 
@@ -64,6 +64,9 @@ bench: $(STAMP) ## Measure speed against references taken in the same run; write
 man: $(STAMP) tools ## Regenerate the generated parts of the man pages from the code, then lint them.
 	$(BIN)/python man/generate.py
 	$(MAKE) -s lint-man
+
+data: $(STAMP) ## Regenerate anima/data/lookalikes.json from Unicode's confusables.
+	$(BIN)/python scripts/lookalikes.py
 
 completions: $(STAMP) ## Regenerate completions/ for bash, zsh and fish.
 	_ANIMA_COMPLETE=bash_source $(BIN)/anima > completions/anima.bash

@@ -415,7 +415,7 @@ def test_a_recovery_after_a_roll_never_takes_the_generation_back(run, home):
     assert texts == ["the first after the roll.", "the second after the roll."]
 
 
-LOOK_ALIKES = ["Ι", "Ｉ", "ｍｅ", "I.", "myself.", "本人", "咱", "Мe", "\u200bI", "I\u202e"]
+LOOK_ALIKES = ["Ι", "Ｉ", "ｍｅ", "I.", "myself.", "本人", "咱", "Мe", "Ме", "МY", "\u200bI", "I\u202e", "l"]
 
 
 @pytest.mark.parametrize("speaker", LOOK_ALIKES)

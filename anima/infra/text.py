@@ -1,7 +1,10 @@
 """Text as anima stores it in Markdown: one kind of line break, no control characters."""
 
+import functools
+import json
 import re
 import unicodedata
+from importlib import resources
 
 # Line breaks other than \n that some readers (str.splitlines) would split on.
 _BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -25,3 +28,22 @@ def visible(text: str) -> str:
     format characters, so that what hides behind them is seen: a heading after a zero-width
     space, a full-width ＃."""
     return without_format(unicodedata.normalize("NFKC", text))
+
+
+@functools.cache
+def _lookalikes() -> dict[str, str]:
+    return json.loads(resources.files("anima").joinpath("data", "lookalikes.json").read_text(encoding="utf-8"))
+
+
+def _prototypes(text: str) -> str:
+    table = _lookalikes()
+    return "".join(table.get(ch, ch) for ch in text)
+
+
+def looks(text: str) -> str:
+    """What `text` looks like in any case, to compare by: its visible form with each look-alike
+    made the character it looks like (Unicode's confusables, UTS #39: Cyrillic М -> M, Greek
+    Ι -> l; one character for one), case folded, made so again (a capital's small letter may look like
+    another), and l made i (the prototype of capital I is l: folded, I is i). Two texts that
+    look the same have the same `looks`; it is for comparing, never to show."""
+    return _prototypes(_prototypes(visible(text)).casefold()).replace("l", "i")

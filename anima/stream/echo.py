@@ -17,14 +17,15 @@ The TEXT of a decision she states may not be a run of their words at all, unless
 word of one or two characters ("ok", 好), nor hold such a run anywhere, inside quotation
 marks too: an obedient model cannot hand the attacker's payload through a decision phrase.
 
-Every comparison is made on the visible form (anima.infra.text.visible: NFKC, no format
-characters), so full-width letters or zero-width spaces do not hide their words, nor a
-heading; a line break inside one line is refused.
+Words are compared by what they look like (anima.infra.text.looks: NFKC, no format
+characters, Unicode's confusables, any case), so full-width or Cyrillic look-alike letters
+and zero-width spaces do not hide their words; headings are looked for on the visible form
+(a zero-width space or a full-width ＃ hides none); a line break inside one line is refused.
 """
 
 import re
 
-from anima.infra.text import visible
+from anima.infra.text import looks, visible
 from anima.stream.decisions import STEMS as _PHRASE_WORDS
 from anima.stream.decisions import decisions
 from anima.stream.quoting import split
@@ -39,11 +40,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 
 
 def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(visible(text).casefold())
+    return _TOKEN.findall(looks(text))
 
 
 def squeeze(text: str) -> str:
-    return "".join(ch for ch in visible(text).casefold() if ch.isalnum())
+    return "".join(ch for ch in looks(text) if ch.isalnum())
 
 
 class Words:

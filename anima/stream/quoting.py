@@ -17,12 +17,14 @@ quotation its nested form (“ ” " ＂ -> ‘ ’ ' ', 「 」 -> 『 』), an
 it, and never spans or starts a line. A speaker's name or a scene stands as it is only if it
 is one plain word (letters, digits, . _ - @) of one script, longer than one letter unless
 Chinese or Japanese, unchanged by NFKC, that does not speak in the first person (我, 咱, 本人,
-I, me, my, myself, also as "I." or "Ｉ"); anything else is quoted too (`name`).
+I, me, my, myself, also as "I.", "Ｉ" or in look-alike letters, Greek Ι, Cyrillic Ме); anything
+else is quoted too (`name`).
 """
 
+import functools
 import re
 
-from anima.infra.text import visible, without_format
+from anima.infra.text import looks, visible, without_format
 
 QUOTES = {"“": "”", "「": "」", "『": "』", '"': '"', "＂": "＂"}
 _ONLY_CLOSING = {"”", "」", "』"}
@@ -35,7 +37,8 @@ CLOSE = {"en": "”", "zh": "」"}
 _NEST = str.maketrans({"“": "‘", "”": "’", '"': "'", "＂": "'", "「": "『", "」": "』"})
 _FOLD = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029\s]+")
 _PLAIN_NAME = re.compile(r"[^\W_][\w.@-]*")
-_FIRST_PERSON = re.compile(r"[我吾俺咱]|本人|^(?:i|me|my|mine|myself)$")
+_FIRST_PERSON_ZH = re.compile(r"[我吾俺咱]|本人")
+_FIRST_PERSON_EN = ("i", "me", "my", "mine", "myself")
 
 
 class Line:
@@ -140,11 +143,21 @@ def is_quoted(shown: str | None) -> bool:
 def name(text, lang: str) -> str:
     """A speaker's name or a scene as it may stand in her sentence."""
     flat = fold(text if isinstance(text, str) else "", NAME_MAX) or "?"
-    looks = visible(flat).casefold().rstrip(".@-")  # "Ｉ", "ｍｅ", "I." read as I, me
-    if flat == visible(flat) and _PLAIN_NAME.fullmatch(flat) and not _FIRST_PERSON.search(looks) \
+    if flat == visible(flat) and _PLAIN_NAME.fullmatch(flat) and not first_person(flat) \
             and _one_script(flat) and (len(flat) > 1 or _CJK_CHAR.match(flat)):
         return flat
     return quote(flat, lang, NAME_MAX)
+
+
+@functools.cache
+def _first_person_looks() -> frozenset:
+    return frozenset(looks(v) for w in _FIRST_PERSON_EN for v in (w, w.upper(), w.title()))
+
+
+def first_person(word: str) -> bool:
+    """Whether `word` speaks, or looks as if it spoke, in the first person: 我 本人 in it, or I,
+    me, my, mine, myself in any look-alike letters and case, with or without a trailing dot."""
+    return bool(_FIRST_PERSON_ZH.search(visible(word))) or looks(word).rstrip(".@-") in _first_person_looks()
 
 
 _CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
