@@ -153,11 +153,11 @@ SETTINGS: dict[str, Setting] = {
         "equal to a live one.", "int", 50, 100),
     "notes.inject": Setting(True, "Whether `anima prompt` prints the self-notes section.", "bool"),
     "notes.builtin_sensitive_words": Setting(
-        True, "Refuse notes holding health or finance specifics from the built-in zh/en word lists "
-        "(anima-home(5) lists them, with the context some words need).", "bool"),
+        True, "Refuse notes and self blocks holding health or finance specifics from the built-in zh/en "
+        "word lists (anima-home(5) lists them, with the context some words need).", "bool"),
     "notes.sensitive_words": Setting(
-        [], "More words that make a note refused wherever they stand (English words match whole "
-        "words, any case; Chinese match anywhere).", "words"),
+        [], "More words that make a note or a self block refused wherever they stand (English words "
+        "match whole words, any case; Chinese match anywhere).", "words"),
     "recall.sources": Setting(
         [], "Globs of more transcript files or directories to search besides sessions/ "
         "(*.jsonl, *.jsonl.zst, *.jsonl.zstd; ~ is expanded; relative to the home).", "words"),
