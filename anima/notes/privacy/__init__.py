@@ -106,15 +106,15 @@ def scan(note: str, sensitive_words=(), builtin_words: bool = True) -> list[Find
         from anima.notes.privacy import dates
 
         dates.scan(t, found)
-    needles = words.BUILTIN if builtin_words else ()
+    needles = words.BUILTIN if builtin_words else words.NONE
     if sensitive_words:
-        key = tuple(sensitive_words) if not isinstance(sensitive_words, str) else (sensitive_words,)
-        extra = _extra_cache.get(key)
-        if extra is None:
+        key = (tuple(sensitive_words) if not isinstance(sensitive_words, str) else (sensitive_words,), builtin_words)
+        joined = _extra_cache.get(key)
+        if joined is None:
             if len(_extra_cache) > 64:
                 _extra_cache.clear()
-            extra = _extra_cache[key] = words.extra(key)
-        needles += extra
+            joined = _extra_cache[key] = needles + words.extra(key[0])
+        needles = joined
     if needles:
         words.scan(t, needles, found)
     if len(found) > 1:

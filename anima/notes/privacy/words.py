@@ -162,14 +162,59 @@ def _builtin(words, kind: str, tier: str):
     return tuple((word.partition(" ")[0].lower(), word, kind, tier) for word in words)
 
 
-BUILTIN = (_builtin(HEALTH, "health", "alone") + _builtin(HEALTH_IN_CONTEXT, "health", "person")
-           + _builtin(FINANCE, "finance", "alone") + _builtin(FINANCE_IN_CONTEXT, "finance", "person")
-           + _builtin(FINANCE_WITH_AMOUNT, "finance", "amount"))
+class Needles:
+    """Word list entries (word, kind, tier), indexed for a note: English words by their first word,
+    lower-cased (a note's own words are looked up, plurals stemmed); those with a sign in their
+    first word (Alzheimer's, 401(k), X-ray) and the Chinese ones by a substring test."""
+
+    __slots__ = ("by_word", "by_substring", "chinese")
+
+    def __init__(self, entries):
+        self.by_word: dict[str, list] = {}
+        self.by_substring, self.chinese = [], []
+        for needle, word, kind, tier in entries:
+            if not needle.isascii():
+                self.chinese.append((needle, word, kind, tier))
+            elif needle.isalnum():
+                self.by_word.setdefault(needle, []).append((word, kind, tier))
+            else:
+                self.by_substring.append((needle, word, kind, tier))
+
+    def __add__(self, other):
+        joined = Needles(())
+        for part in (self, other):
+            for needle, entries in part.by_word.items():
+                joined.by_word.setdefault(needle, []).extend(entries)
+            joined.by_substring += part.by_substring
+            joined.chinese += part.chinese
+        return joined
+
+    def __bool__(self):
+        return bool(self.by_word or self.by_substring or self.chinese)
+
+    def found_in(self, t):
+        """The entries whose first word the note holds: the candidates for their regexes."""
+        lower = t.lower
+        out = []
+        for w in t.words:
+            if w.isascii():
+                for stem in (w, w[:-1], w[:-2], w[:-3] + "y"):
+                    out += self.by_word.get(stem, ())
+        out += [(word, kind, tier) for needle, word, kind, tier in self.by_substring if needle in lower]
+        if not lower.isascii():
+            out += [(word, kind, tier) for needle, word, kind, tier in self.chinese if needle in lower]
+        return out
 
 
-def extra(words) -> tuple:
+BUILTIN = Needles(_builtin(HEALTH, "health", "alone") + _builtin(HEALTH_IN_CONTEXT, "health", "person")
+                  + _builtin(FINANCE, "finance", "alone") + _builtin(FINANCE_IN_CONTEXT, "finance", "person")
+                  + _builtin(FINANCE_WITH_AMOUNT, "finance", "amount"))
+NONE = Needles(())
+
+
+def extra(words) -> Needles:
     """The needles of a person's own words (notes.sensitive_words): each refused on its own."""
-    return _needles(words, "sensitive_word", "alone")
+    return Needles(_needles(words, "sensitive_word", "alone"))
 
 
 def _word_regex(word: str) -> re.Pattern:
@@ -192,12 +237,10 @@ def _word_regex(word: str) -> re.Pattern:
     return pattern
 
 
-def scan(t, needles, out: list) -> None:
-    text, lower = t.norm, t.lower
+def scan(t, needles: Needles, out: list) -> None:
+    text = t.norm
     figurative = None
-    for needle, word, kind, tier in needles:
-        if needle not in lower:
-            continue
+    for word, kind, tier in dict.fromkeys(needles.found_in(t)):
         for m in _word_regex(word).finditer(text):
             if tier != "alone" and not _in_context(t, m, kind, tier):
                 continue
