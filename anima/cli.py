@@ -97,8 +97,16 @@ class AnimaGroup(click.Group):
 
             path, rest = ctx.meta["anima.words"]
             git.after(ctx.obj, path, rest, ctx.meta.get("anima.commit"),
-                             lambda m: click.echo(f"anima: {m}", err=True))
+                      lambda m: click.echo(f"anima: {m}", err=True), mask=_mask_private)
         return result
+
+
+def _mask_private(text: str, cfg) -> str:
+    """The commit message of git.autocommit with the user's private data in it masked (imported
+    only when a commit is made: a home in git with autocommit off pays nothing)."""
+    from anima.notes import privacy
+
+    return privacy.masked(text, cfg)
 
 
 def fail(message: str, code: int):

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ["run.py", "recall.py", "index.py", "recall_quality.py", "stream.py"]
+SCRIPTS = ["run.py", "recall.py", "index.py", "recall_quality.py", "stream.py", "privacy.py"]
 
 PREFACE = """\
 # Benchmarks

@@ -10,7 +10,10 @@ included) it writes, between the marker comments of each section 1 page,
     .\\" BEGIN GENERATED OPTIONS ...  .\\" END GENERATED     every option: flags, metavar,
                                                            choices, default, env var, help
 
-and in anima(1) the COMMANDS list (one line each, from cli.COMMANDS, with its page).  The one-line
+and in anima(1) the COMMANDS list (one line each, from cli.COMMANDS, with its page); in
+anima-home(5) the word lists of the private-data detector (WORDS, from anima.notes.privacy); and
+in any page with a GLYPHS block, the glyph-fallback lines for every CJK character it uses.  The
+one-line
 `.so` pages that make `man anima-approve` open anima-facts(1) are written whole, and so is
 anima-config(5), from the settings table of anima.infra.config.  Everything else in a page is
 written by hand and left as it is.
@@ -297,6 +300,21 @@ def glyphs(text: str) -> list[str]:
     return GLYPH_MACRO + [".glyph-fallback " + " ".join(names[i:i + 12]) for i in range(0, len(names), 12)]
 
 
+def privacy_words() -> list[str]:
+    """anima-home(5)'s word lists, as the detector holds them (anima.notes.privacy)."""
+    from anima.notes import privacy
+
+    lists = [("Health, refused wherever they stand", privacy.HEALTH),
+             ("Health, refused beside a person other than me, and no software", privacy.HEALTH_IN_CONTEXT),
+             ("Finance, refused wherever they stand", privacy.FINANCE),
+             ("Finance, refused beside a person other than me", privacy.FINANCE_IN_CONTEXT),
+             ("Finance, refused beside a person and a sum of money", privacy.FINANCE_WITH_AMOUNT)]
+    out = []
+    for title, words in lists:
+        out += [".TP", esc(title), esc(", ".join(words)) + "."]
+    return out
+
+
 def config_page(head: str) -> str:
     """anima-config(5), every word of it from anima.infra.config."""
     out = [head,
@@ -408,8 +426,14 @@ def pages() -> dict[str, str]:
             if f"anima-{name}" != page:
                 out[f"anima-{name}.1"] = f".so man1/{page}.1\n"
     out["anima.1"] = fill("anima.1", read("anima.1"), {"COMMANDS": commands_list(), "OPTIONS": global_options()})
+    out["anima-home.5"] = fill("anima-home.5", read("anima-home.5"), {"WORDS": privacy_words()})
     head = f'.TH ANIMA\\-CONFIG 5 2026\\-12\\-01 "anima {version()}" "anima manual"'
     out["anima-config.5"] = config_page(head)
+    marker = BEGIN.format("GLYPHS")
+    for name in sorted(n for n in os.listdir(MAN) if n.endswith((".1", ".5"))):
+        text = out.get(name) or read(name)
+        if marker in text:
+            out[name] = fill(name, text, {"GLYPHS": glyphs(text)})
     return out
 
 

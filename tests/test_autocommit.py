@@ -59,6 +59,17 @@ def test_no_commit_for_the_prompt_the_machinery_or_a_refusal(run, home, git_env)
     assert subjects(home) == before
 
 
+def test_private_data_in_a_commands_words_is_masked_in_its_message(run, home, git_env):
+    repo_home(run, home)
+    words = "my password is hunter2, phone 138 1234 5678"
+    assert run("session", "append", "--session", "s1", "--role", "user", words).exit_code == 0
+    assert run("think", "I noticed the key sk_live_51H8xKjL2mN4pQ7rS9tUvW0yZ in the log.").exit_code == 0
+    assert subjects(home)[:2] == ["think: I noticed the key [api_key] in the log.",
+                                  "session append: --session s1 --role user my [password], phone [phone]"]
+    history = git(home, "log", "--format=%B")
+    assert "hunter2" not in history and "5678" not in history and "W0yZ" not in history
+
+
 def test_off_by_default_and_without_git(run, home, git_env):
     repo_home(run, home, on=False)
     assert run("note", "add", "I answer better when I slow down.").exit_code == 0

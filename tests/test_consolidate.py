@@ -389,6 +389,23 @@ def test_reject_and_a_stale_proposal(run, home, utc):
     assert snapshot(home) == before
 
 
+def test_accepting_a_proposal_that_holds_private_data_is_refused(run, home, utc):
+    a_day(run)
+    ok(run("config", "set", "consolidate.proposal_min_hits", "3"), None)
+    noticed(run, "I rush when I am tired.", 3)
+    consolidate(run)
+    [pid] = [line.split("\t")[0] for line in ok(run("self", "proposals"), None).stdout.splitlines()]
+    proposal = home / "self" / "proposals" / f"{pid}.md"
+    proposal.write_text(proposal.read_text() + "Alice's PIN is 4821.\n")  # proposals are files a person may edit
+    before = snapshot(home)
+    r = run("self", "accept", pid)
+    assert (r.exit_code, r.stderr) == (77, "anima: personality_baseline: refusing a body that holds a password or PIN "
+                                           "(********21): a block is about me, not the user's private data; --force "
+                                           "writes it anyway\n")
+    assert snapshot(home) == before
+    assert "\topen\t" in ok(run("self", "proposals"), None).stdout
+
+
 def test_a_self_set_while_accept_waits_for_the_block_wins(run, home, utc, anima_bin):
     a_day(run)
     ok(run("config", "set", "consolidate.proposal_min_hits", "3"), None)

@@ -148,3 +148,14 @@ def test_each_tool_call_is_its_own_commit(anima_bin, tmp_path, monkeypatch):
     log = subprocess.run(["git", "-C", home, "log", "--format=%s"], capture_output=True, text=True).stdout.split("\n")
     assert log[:2] == ["mcp update_self_block: direction I want to learn to sail.",
                        "mcp self_note: I check the transcripts before I answer."]
+
+    # a quote of the person's words is theirs to keep in facts/, not in the commit message
+    anima(anima_bin, "session", "append", "--session", "s1", "--role", "user", "Text me at 415-555-0132 after six.")
+
+    async def stage(s):
+        return await s.call_tool("memory_stage", {"session": "s1", "line": 2, "quote": "Text me at 415-555-0132"})
+
+    staged, _ = serve(anima_bin, tmp_path, stage)
+    assert not staged.is_error, staged
+    log = subprocess.run(["git", "-C", home, "log", "--format=%s"], capture_output=True, text=True).stdout.split("\n")
+    assert log[0] == "mcp memory_stage: s1 2 Text me at [phone]"

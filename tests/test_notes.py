@@ -78,6 +78,14 @@ def test_grep_shows_whole_notes(run, inited):
     ("I know their password is hunter22.", None),
     ("I learned that his salary is low.", None),
     ("我知道她确诊了。", None),
+    ("I noted their PIN is 4821.", "anima: refusing a note that holds a password or PIN (********21): a note is "
+                                   "about me, not the user's private data\n"),
+    ("我把用户发来的１３８１２３４５６７８存了下来。", "anima: refusing a note that holds a phone number "
+                                                "(********７８): a note is about me, not the user's private data\n"),
+    ("I remembered the user earns $85,000 a year.", "anima: refusing a note that holds the finance word 'earns': "
+                                                    "a note is about me, not the user's private data\n"),
+    ("I kept their IBAN GB09 WEST 1215 4728 0385 28 for the refund.", None),
+    ("I remembered that the user's birthday is 14 March 1990.", None),
 ])
 def test_refusals_exit_77_and_write_nothing(run, inited, text, reason):
     add(run, "I keep my answers short.")
@@ -90,6 +98,23 @@ def test_refusals_exit_77_and_write_nothing(run, inited, text, reason):
     else:
         assert "a note is about me, not the user's private data" in r.stderr
     assert snapshot(inited) == before
+
+
+def test_in_a_pipe_ordinary_notes_that_look_like_data_are_stored(inited, anima_bin):
+    import subprocess
+
+    stored = ["I saw 16000000000 bytes in the disk report and misread it.",
+              "It costs me patience to read long logs, but it pays off.",
+              "我看到磁盘报告里有 16000000000 字节，读错了一次。"]
+    for text in stored:
+        r = subprocess.run([anima_bin, "note", "add", "-"], input=text, capture_output=True, text=True, timeout=30)
+        assert (r.returncode, r.stderr) == (0, ""), text
+    r = subprocess.run([anima_bin, "note", "add", "-"], input="I saved their number, 138 1234 5678.", text=True,
+                       capture_output=True, timeout=30)
+    assert (r.returncode, r.stdout) == (77, "")
+    assert r.stderr == "anima: refusing a note that holds a phone number (********78): a note is about me, not the " \
+                       "user's private data\n"
+    assert lines(inited) == stored
 
 
 def test_private_data_is_not_echoed(run, inited):

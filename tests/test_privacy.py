@@ -5,7 +5,9 @@ import sys
 
 import pytest
 
-from anima.notes.privacy import DEFAULT_SENSITIVE_WORDS, Finding, describe, scan
+from anima.infra.errors import Refused
+from anima.notes import privacy
+from anima.notes.privacy import Finding, describe, scan
 
 # Valid GB 11643 resident IDs (checksum computed, real birth dates).
 VALID_IDS = ["11010519491231002X", "440304198506151237", "310115199003078764", "110105200002291235"]
@@ -84,14 +86,76 @@ POSITIVE = [
     ("api_key", "I wrote api_key=abcd1234efgh5678ijkl in the example.", "api_key=abcd1234efgh5678ijkl"),
     ("api_key", "I logged token: 9f8e7d6c5b4a39281706 by accident.", "token: 9f8e7d6c5b4a39281706"),
     ("api_key", "用户的密钥：Zx9Yw8Vu7Ts6Rq5Po4 被我复述了。", "密钥：Zx9Yw8Vu7Ts6Rq5Po4"),
-    # health / finance words
-    ("sensitive_word", "The user was diagnosed last year and I brought it up.", "diagnosed"),
-    ("sensitive_word", "I mentioned the user's Salary in my reply.", "Salary"),
-    ("sensitive_word", "I talked about their blood  pressure again.", "blood  pressure"),
-    ("sensitive_word", "I asked about the HIV test results.", "HIV"),
-    ("sensitive_word", "用户说他的月薪不高，我不该记下来。", "月薪"),
-    ("sensitive_word", "我提到了用户的房贷。", "房贷"),
-    ("sensitive_word", "用户确诊后心情低落。", "确诊"),
+    # health and finance words
+    ("health", "The user was diagnosed last year and I brought it up.", "diagnosed"),
+    ("finance", "I mentioned the user's Salary in my reply.", "Salary"),
+    ("health", "I talked about their blood  pressure again.", "blood  pressure"),
+    ("health", "I asked about the HIV test results.", "HIV"),
+    ("finance", "用户说他的月薪不高，我不该记下来。", "月薪"),
+    ("finance", "我提到了用户的房贷。", "房贷"),
+    ("health", "用户确诊后心情低落。", "确诊"),
+    # written the other ways people write them: full width, separators, words, spelled out
+    ("email", "我记住了他的邮箱：ｚｈａｎｇ＠ｑｑ．ｃｏｍ。", "ｚｈａｎｇ＠ｑｑ．ｃｏｍ"),
+    ("email", "I saved sam dot lee at gmail dot com for them.", "sam dot lee at gmail dot com"),
+    ("email", "I wrote chen_wei[at]outlook[dot]com in my summary.", "chen_wei[at]outlook[dot]com"),
+    ("email", "我把 chen艾特gmail点com 记了下来。", "chen艾特gmail点com"),
+    ("phone", "我把用户发来的１３８１２３４５６７８存了下来。", "１３８１２３４５６７８"),
+    ("phone", "I repeated 186.2345.6789 in my reply.", "186.2345.6789"),
+    ("phone", "I noted 415 555 0132 as their number.", "415 555 0132"),
+    ("phone", "I wrote down one three eight one two three four five six seven eight.",
+     "one three eight one two three four five six seven eight"),
+    ("phone", "我把用户的号码 一三八一二三四五六七八 记在了心里。", "一三八一二三四五六七八"),
+    ("phone", "我记下了 137—1234—5678 这个号码。", "137—1234—5678"),
+    ("id_number", "I copied their social security number 458-22-1930 into the form.", "458-22-1930"),
+    ("id_number", "My notes held ssn: 601458823 for a moment.", "601458823"),
+    ("id_number", "I noted the driver's license number D4521-8830-1192.", "driver's license number D4521-8830-1192"),
+    ("id_number", "我把用户的社保号 1234 5678 9012 记错了一位。", "社保号 1234 5678 9012"),
+    ("bank_card", "我把卡号６２２５２７６０１８９５５５９３发给了别人。", "６２２５２７６０１８９５５５９３"),
+    ("bank_card", "I memorised their card: four five two six zero one eight one five nine zero eight three zero one two.",
+     "four five two six zero one eight one five nine zero eight three zero one two"),
+    # bank accounts
+    ("bank_account", "I pasted the user's IBAN DE12 0139 6245 9571 1777 74 into a message.",
+     "DE12 0139 6245 9571 1777 74"),
+    ("bank_account", "I noted their IBAN GB09WEST12154728038528 for the refund.", "GB09WEST12154728038528"),
+    ("bank_account", "I repeated their account number 12345678 to them.", "12345678"),
+    ("bank_account", "我复述了对公账户 1100 1234 5678 9012 3456。", "1100 1234 5678 9012 3456"),
+    # addresses in lower case and in Chinese without a number
+    ("address", "I wrote the user's home, 42 elm street, on the invoice.", "42 elm street"),
+    ("address", "I noted they moved to 221b baker st last month.", "221b baker st"),
+    ("address", "I remembered the user lives at 4 privet drive, little whinging.", "4 privet drive"),
+    ("address", "我记下了她住在上海市徐汇区漕溪北路。", "上海市徐汇区漕溪北路"),
+    ("address", "我记住了用户家：成都市武侯区人民南路四段十二号。", "成都市武侯区人民南路四段十二号"),
+    # dates of birth
+    ("birth_date", "I remembered that the user's birthday is 14 March 1990.", "birthday is 14 March 1990"),
+    ("birth_date", "I wrote DOB: 03/11/1979 into the form for them.", "DOB: 03/11/1979"),
+    ("birth_date", "我记下了用户的生日：1991年3月15日。", "生日：1991年3月15日"),
+    ("birth_date", "我记住了用户是1995年出生的。", "1995年出生"),
+    # PINs, codes, passwords said other ways
+    ("password", "I noted their PIN is 4821.", "PIN is 4821"),
+    ("password", "I said their PIN out loud: one nine eight four.", "PIN out loud: one nine eight four"),
+    ("password", "I remembered the pin code: 7 7 3 1.", "pin code: 7 7 3 1"),
+    ("password", "I echoed the verification code 630 118 in the chat.", "verification code 630 118"),
+    ("password", "我说出了用户的取款密码六六八八。", "取款密码六六八八"),
+    ("password", "I accidentally typed their password hunter2 into the chat.", "password hunter2"),
+    ("password", "I pasted postgres://admin:s3cretPass@db.example.com/app in a reply.", "postgres://admin:s3cretPass"),
+    # account names
+    ("login", "I noted their username is mchen_1987.", "username is mchen_1987"),
+    ("login", "我记下了用户的微信号 wxid_k83jd92。", "微信号 wxid_k83jd92"),
+    ("login", "我记住了他的QQ号 283746591。", "QQ号 283746591"),
+    # keys of other issuers, and read out
+    ("api_key", "I pasted sk_live_51H8xKjL2mN4pQ7rS9tUvW0yZ into the reply.", "sk_live_51H8xKjL2mN4pQ7rS9tUvW0yZ"),
+    ("api_key", "I logged glpat-xY3kL9mN2pQ7rS5tV8wZ in a diff.", "glpat-xY3kL9mN2pQ7rS5tV8wZ"),
+    ("api_key", "I wrote the key s k _ l i v e _ 8 a 7 B 6 c 5 D 4 e 3 F 2 g 1 H letter by letter.",
+     "s k _ l i v e _ 8 a 7 B 6 c 5 D 4 e 3 F 2 g 1 H"),
+    ("api_key", "I read the token out in chunks: ghp_ 16C7e42F 292c6912 E7710c83 8347Ae17 8B4a.",
+     "ghp_ 16C7e42F 292c6912 E7710c83 8347Ae17 8B4a"),
+    # health and money words that are the person's only in context
+    ("health", "I noted that she is eight weeks pregnant.", "pregnant"),
+    ("health", "I remembered his knee surgery is next month.", "surgery"),
+    ("health", "我记下了用户得了白血病。", "白血病"),
+    ("finance", "I noted their rent is 2,400 dollars a month.", "rent"),
+    ("finance", "I wrote that he owes his brother 3000 euros.", "owes"),
+    ("finance", "我记住了她每月房租4500元。", "房租"),
 ]
 
 
@@ -105,9 +169,9 @@ def test_finds_private_data(kind, note, expected):
 
 
 def test_at_least_three_examples_per_kind():
-    kinds = {"email", "phone", "id_number", "passport", "bank_card", "address", "password", "api_key", "sensitive_word"}
-    for kind in kinds:
-        assert sum(k == kind for k, _, _ in POSITIVE) >= 3, kind
+    for kind in privacy.KINDS:
+        if kind != "sensitive_word":  # a person's own words: test_a_persons_words_are_refused_alone
+            assert sum(k == kind for k, _, _ in POSITIVE) >= 3, kind
 
 
 FALSE_POSITIVES = [
@@ -205,12 +269,14 @@ def test_card_grouped_off_by_one_is_not_a_card():
 def test_findings_in_text_order():
     note = "密码是abc123, mail zhang@example.com, 手机13812345678, my salary."
     findings = scan(note)
-    assert [f.kind for f in findings] == ["password", "email", "phone", "sensitive_word"]
+    assert [f.kind for f in findings] == ["password", "email", "phone", "finance"]
     assert [f.start for f in findings] == sorted(f.start for f in findings)
 
 
-@pytest.mark.parametrize("kind,note,expected", [p for p in POSITIVE if p[0] != "sensitive_word"],
-                         ids=[f"{p[0]}-{i}" for i, p in enumerate(POSITIVE) if p[0] != "sensitive_word"])
+SECRETS = [p for p in POSITIVE if p[0] not in ("health", "finance")]
+
+
+@pytest.mark.parametrize("kind,note,expected", SECRETS, ids=[f"{p[0]}-{i}" for i, p in enumerate(SECRETS)])
 def test_describe_never_repeats_the_secret(kind, note, expected):
     (f,) = scan(note)
     text = describe(f)
@@ -222,42 +288,194 @@ def test_describe_never_repeats_the_secret(kind, note, expected):
 @pytest.mark.parametrize("kind,phrase", [
     ("email", "an e-mail address"),
     ("bank_card", "a bank card number (passes the Luhn check)"),
-    ("id_number", "a Chinese resident ID number"),
+    ("bank_account", "a bank account number"),
+    ("id_number", "an identity number"),
     ("phone", "a phone number"),
     ("passport", "a passport number"),
     ("address", "a street address"),
-    ("password", "a password"),
+    ("birth_date", "a date of birth"),
+    ("password", "a password or PIN"),
+    ("login", "an account name"),
     ("api_key", "an API key or access token"),
 ])
 def test_describe_phrases(kind, phrase):
     assert describe(Finding(kind, "0123456789abcdef", 0)).startswith(phrase + " (")
 
 
-def test_describe_sensitive_word_names_it():
-    assert describe(Finding("sensitive_word", "salary", 3)) == "the health or finance word 'salary'"
+def test_describe_names_a_word_of_the_lists():
+    assert describe(Finding("finance", "salary", 3)) == "the finance word 'salary'"
+    assert describe(Finding("health", "HIV", 3)) == "the health word 'HIV'"
+    assert describe(Finding("sensitive_word", "lottery", 0)) == "the word (notes.sensitive_words) 'lottery'"
     (f,) = scan("我不该提用户的工资。")
-    assert describe(f) == "the health or finance word '工资'"
+    assert describe(f) == "the finance word '工资'"
 
 
-def test_custom_word_list_replaces_the_default():
+# --- normalisation: one spelling before any pattern, the note's own characters in the finding ---
+
+@pytest.mark.parametrize("note,kind,expected", [
+    ("I kept ＋８６ １３９ ８７６５ ４３２１ in my notes.", "phone", "＋８６ １３９ ８７６５ ４３２１"),
+    ("我复述了支付密码：１２３４５６。", "password", "支付密码：１２３４５６"),
+    ("I copied ｌｉｓａ＠ｅｘａｍｐｌｅ．ｃｏｍ without thinking.", "email", "ｌｉｓａ＠ｅｘａｍｐｌｅ．ｃｏｍ"),
+    ("I memorised four one five, five five five, zero one nine eight.", "phone",
+     "four one five, five five five, zero one nine eight"),
+    ("我记住了他说的号码：幺三九，零一二三，四五六七。", "phone", "幺三九，零一二三，四五六七"),
+    ("I read out the user's bank PIN, 2 0 1 9.", "password", "bank PIN, 2 0 1 9"),
+    ("I read the key out: s k underscore l i v e underscore 4 e C 3 9 H q L y j.", "api_key",
+     "s k underscore l i v e underscore 4 e C 3 9 H q L y j"),
+    ("I kept the key AKIA IOSF ODNN 7EXA MPLE in my notes.", "api_key", "AKIA IOSF ODNN 7EXA MPLE"),
+])
+def test_other_spellings_are_found_and_quoted_as_written(note, kind, expected):
+    assert [(f.kind, f.match) for f in scan(note)] == [(kind, expected)]
+    (f,) = scan(note)
+    assert note[f.start:f.end] == expected
+
+
+@pytest.mark.parametrize("note", [
+    "I like one or two examples, not three.",
+    "I tried one, then two, then a third way.",
+    "我一一核对了三个文件。",
+    "I spelled it out as a b c d e f g for the test.",
+    "我把这件事一五一十地记了下来。",
+])
+def test_words_and_letters_that_are_no_number_stay_words(note):
+    assert scan(note) == []
+
+
+# --- numbers judged by structure, checksum and context ------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "I saw 16000000000 bytes in the disk report and misread it.",
+    "I processed 13000000000 bytes of logs this month.",
+    "我看到磁盘报告里有 15000000000 个字节。",
+    "I counted 13800000000 tokens across all sessions.",
+    "I wrote 1.3812345678 as the ratio.",
+    "I set the timeout to 13812345678 ms by mistake.",
+    "I reviewed issue #13812345678 today.",
+    "I deployed build 2026.11.30.1842 at noon.",
+    "I read the log line at 2026-11-30 23:59:59.999 twice.",
+    "I closed ticket 20261201123456 in the fixture.",
+    "I used the IP 192.168.100.200 in a test.",
+])
+def test_numbers_that_are_quantities_dates_versions_or_ids_are_not_private(note):
+    assert scan(note) == []
+
+
+@pytest.mark.parametrize("number", ["DE12013962459571177774", "GB09WEST12154728038528", "NL73ABNA9907511637",
+                                    "FR070841485253YYWLECFPECX75"])
+def test_iban_passes_mod_97(number):
+    assert [f.kind for f in scan(f"I saw {number} today.")] == ["bank_account"]
+    grouped = " ".join(number[i:i + 4] for i in range(0, len(number), 4))
+    assert [(f.kind, f.match) for f in scan(f"I saw {grouped} today.")] == [("bank_account", grouped)]
+
+
+@pytest.mark.parametrize("number", ["DE12013962459571177774", "GB09WEST12154728038528", "NL73ABNA9907511637"])
+def test_iban_with_one_digit_changed_is_not_an_account(number):
+    i = max(i for i, c in enumerate(number) if c.isdigit())
+    changed = number[:i] + str((int(number[i]) + 1) % 10) + number[i + 1:]
+    assert "bank_account" not in [f.kind for f in scan(f"I saw {changed} today.")]
+
+
+@pytest.mark.parametrize("ssn,kind", [("458-22-1930", ["id_number"]), ("000-22-1930", []), ("666-22-1930", []),
+                                      ("912-22-1930", []), ("458-00-1930", []), ("458-22-0000", [])])
+def test_ssn_needs_a_valid_area_group_and_serial(ssn, kind):
+    assert [f.kind for f in scan(f"I typed {ssn} into the form.")] == kind
+
+
+def test_a_card_must_be_in_an_issuers_range():
+    # Luhn-valid, 14 digits, but 20... is no issuer's (an order number that starts with a date)
+    assert privacy.numbers._luhn("20261201123456")
+    assert scan("I closed order 20261201123456.") == []
+    assert [f.kind for f in scan("I saw 4111111111111111.")] == ["bank_card"]
+
+
+def test_an_id_document_word_names_the_number_after_it():
+    assert [f.kind for f in scan("I noted their national insurance number QQ 12 34 56 C.")] == ["id_number"]
+    assert [f.kind for f in scan("我把他的社保卡号 1234 5678 9012 3456 写了出来。")] == ["id_number"]
+    assert scan("我今天处理了三个关于身份证校验的工单。") == []
+    assert scan("I noticed the form asks for a passport number and I skipped it.") == []
+
+
+# --- words, and the context that makes them the person's -------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "I spend my attention on the wrong details when I am tired.",
+    "It costs me patience to read long logs, but it pays off.",
+    "I pay attention better when I summarise first.",
+    "I owe the user a clearer answer next time.",
+    "I paid the price for skipping tests today.",
+    "I keep a debt of small fixes I promised myself.",
+    "I am in debt to the old tests for catching this.",
+    "I saved the user an hour by writing the script.",
+    "I did some surgery on the parser and it survived.",
+    "I got sick of repeating the same warning.",
+    "I think my parser is pregnant with edge cases.",
+    "The user did some surgery on the config loader with me.",
+    "我把注意力花在了错误的细节上。",
+    "我欠用户一个更清楚的解释。",
+    "我为这个设计买单了。",
+    "我给解析器做了个小手术。",
+    "他给代码做了一次大手术。",
+])
+def test_figurative_uses_of_health_and_money_words_are_not_reported(note):
+    assert scan(note) == []
+
+
+@pytest.mark.parametrize("note,kind", [
+    ("I remembered the user earns $85,000 a year.", "finance"),
+    ("I noted she has 12k in savings.", "finance"),
+    ("I mentioned that the user's family is broke this month.", "finance"),
+    ("我把他借给朋友两万块的事记了下来。", "finance"),
+    ("我记住了他们家每月开销一万五。", "finance"),
+    ("I should not have repeated that his father had a stroke last week.", "health"),
+    ("I noted the user is sick today.", "health"),
+    ("我记下了他妈妈做手术的事。", "health"),
+])
+def test_the_same_words_with_a_person_or_a_sum_are_reported(note, kind):
+    assert [f.kind for f in scan(note)] == [kind]
+
+
+def test_the_word_lists_hold_no_blank_and_no_repeat():
+    # words._builtin relies on it (it skips the checks of a person's own words)
+    every = [w.lower() for w in privacy.HEALTH + privacy.HEALTH_IN_CONTEXT + privacy.FINANCE
+             + privacy.FINANCE_IN_CONTEXT + privacy.FINANCE_WITH_AMOUNT]
+    assert all(w and w == w.strip() for w in every)
+    assert len(every) == len(set(every))
+
+
+@pytest.mark.parametrize("kind,words", [("health", privacy.HEALTH), ("finance", privacy.FINANCE)])
+def test_every_word_of_the_first_lists_is_refused_alone(kind, words):
+    for word in words:
+        assert [f.kind for f in scan(f"I said {word} once.")] == [kind], word
+
+
+@pytest.mark.parametrize("kind,words", [("health", privacy.HEALTH_IN_CONTEXT),
+                                        ("finance", privacy.FINANCE_IN_CONTEXT)])
+def test_every_word_of_the_context_lists_needs_a_person(kind, words):
+    for word in words:
+        assert scan(f"I said {word} once.") == [], word
+        assert [f.kind for f in scan(f"I said the user's {word} once.")] == [kind], word
+
+
+def test_every_money_verb_needs_a_person_and_a_sum():
+    for word in privacy.FINANCE_WITH_AMOUNT:
+        assert scan(f"I {word} 300 dollars once.") == [], word
+        assert scan(f"I said the user {word} an hour.") == [], word
+        assert [f.kind for f in scan(f"I said the user {word} 300 dollars.")] == ["finance"], word
+
+
+def test_a_persons_words_are_refused_alone_and_may_replace_the_lists():
     note = "I mentioned the user's salary and their divorce."
     assert [f.match for f in scan(note)] == ["salary"]
-    assert [f.match for f in scan(note, ["divorce", "离婚"])] == ["divorce"]
+    assert [(f.kind, f.match) for f in scan(note, ["divorce", "离婚"])] == [("finance", "salary"),
+                                                                            ("sensitive_word", "divorce")]
+    assert [f.match for f in scan(note, ["divorce"], builtin_words=False)] == ["divorce"]
     assert [f.match for f in scan("用户离婚了", ("离婚",))] == ["离婚"]
-    assert scan(note, []) == []
-    assert [f.match for f in scan(note, DEFAULT_SENSITIVE_WORDS + ("divorce",))] == ["salary", "divorce"]
+    assert scan(note, builtin_words=False) == []
 
 
-def test_custom_word_list_keeps_word_boundaries_and_case():
-    assert [f.match for f in scan("Divorced? No: a divorce.", ["divorce"])] == ["divorce"]
-    assert [f.match for f in scan("The DIVORCE came up.", iter(["divorce"]))] == ["DIVORCE"]
-
-
-def test_default_words_cover_both_languages():
-    for word in ("diagnosed", "HIV", "salary", "mortgage", "credit score", "确诊", "工资", "房贷", "信用分", "破产"):
-        assert word in DEFAULT_SENSITIVE_WORDS
-    for word in DEFAULT_SENSITIVE_WORDS:
-        assert [f.kind for f in scan(f"I said {word} .")] == ["sensitive_word"], word
+def test_a_persons_words_keep_word_boundaries_and_case():
+    assert [f.match for f in scan("Divorced? No: a divorce.", ["divorce"], builtin_words=False)] == ["divorce"]
+    assert [f.match for f in scan("The DIVORCE came up.", iter(["divorce"]), builtin_words=False)] == ["DIVORCE"]
 
 
 @pytest.mark.parametrize("note", [
@@ -267,20 +485,55 @@ def test_default_words_cover_both_languages():
     "我诊断了一下代码问题。",
     "我把这条经验收入笔记。",
 ])
-def test_engineering_senses_of_sensitive_words_are_not_reported(note):
+def test_engineering_senses_of_the_words_are_not_reported(note):
     assert scan(note) == []
 
 
 def test_engineering_exceptions_do_not_hide_real_health_data():
     note = "The user was diagnosed with depression after tests."
-    assert [f.match for f in scan(note)] == ["diagnosed", "depression"]
+    assert [f.match for f in scan(note)] == ["diagnosed with", "depression"]
     assert [f.match for f in scan("用户诊断为抑郁症的原因很复杂。")] == ["诊断", "抑郁症"]
 
 
 def test_english_words_respect_word_boundaries():
     note = "I archive old notes; I save my income-free thoughts."
-    assert scan(note) == [Finding("sensitive_word", "income", note.index("income"))]
+    assert scan(note) == [Finding("finance", "income", note.index("income"))]
     assert scan("I keep an archive of my loaner laptops.") == []
+    assert scan("Her ailment? No: I keep my aids and HIVE folders apart.") == []
+
+
+@pytest.mark.parametrize("note", [
+    "I was born from a config file on 2026-11-01, as far as I can tell.",
+    "My birthday is 2026-11-01, the day my home was created.",
+    "我的生日是 2026 年 11 月 1 日。",
+    "I tested the birthday paradox with 23 people.",
+])
+def test_her_own_birth_and_birthday_maths_are_hers(note):
+    assert scan(note) == []
+
+
+# --- the three uses: refuse, mask, settings ------------------------------------------------
+
+def test_refuse_names_the_first_finding_and_never_the_secret():
+    privacy.refuse("I keep my answers short.", "refusing a note", "why")
+    with pytest.raises(Refused) as e:
+        privacy.refuse("I saved 13812345678 and my PIN is 4821.", "refusing a note", "a note is about me")
+    assert e.value.exit_code == 77
+    assert str(e.value) == "refusing a note that holds a phone number (********78): a note is about me"
+
+
+def test_mask_puts_each_kind_in_place_of_the_data():
+    assert privacy.mask("session append: --role user my password is hunter2 and 13812345678") == \
+        "session append: --role user my [password] and [phone]"
+    assert privacy.mask("I keep my answers short.") == "I keep my answers short."
+    assert privacy.mask("我记下了１３８１２３４５６７８。") == "我记下了[phone]。"
+
+
+def test_settings_come_from_the_config():
+    cfg = {"notes.builtin_sensitive_words": False, "notes.sensitive_words": ["lottery"]}
+    assert privacy.settings(cfg) == {"builtin_words": False, "sensitive_words": ("lottery",)}
+    assert privacy.masked("I think they won the lottery and the salary.", cfg) == \
+        "I think they won the [sensitive_word] and the salary."
 
 
 def test_finding_value_semantics():

@@ -102,6 +102,52 @@ def test_force_changes_a_locked_block_and_keeps_it_locked(run, inited):
     assert run("self", "set", "existence_anchor", input="Again.").exit_code == 77
 
 
+REFUSED_BODY = ("anima: direction: refusing a body that holds {}: a block is about me, not the user's private "
+                "data; --force writes it anyway\n")
+
+
+@pytest.mark.parametrize("body, found", [
+    ("I will call Alice back at 138 1234 5678.\n", "a phone number (********78)"),
+    ("I keep the deploy key sk_live_51H8xKjL2mN4pQ7rS9tUvW0yZ at hand.\n", "an API key or access token (********yZ)"),
+    ("Alice's password is hunter22, and I may use it.\n", "a password or PIN (********22)"),
+    ("我记得用户住在北京市海淀区中关村大街27号。\n", "a street address (********7号)"),
+    ("I help the user manage her chemotherapy.\n", "the health word 'chemotherapy'"),
+])
+def test_a_body_holding_the_users_private_data_is_refused(run, inited, body, found):
+    before = snapshot(inited)
+    r = run("self", "set", "direction", input=body)
+    assert (r.exit_code, r.stdout, r.stderr) == (77, "", REFUSED_BODY.format(found))
+    assert snapshot(inited) == before
+
+
+def test_force_writes_a_body_a_person_knows_is_no_private_data(run, inited):
+    body = "I was first run on 2026-11-01 by Alice, alice@example.com, who wrote me.\n"
+    assert run("self", "set", "existence_anchor", input=body).exit_code == 77
+    assert run("self", "set", "existence_anchor", "--force", input=body).exit_code == 0
+    assert run("self", "get", "existence_anchor").stdout == body
+
+
+def test_revert_to_a_version_holding_private_data_needs_force(run, inited):
+    assert run("self", "set", "direction", "--force", input="Call 138 1234 5678 first.").exit_code == 0
+    assert run("self", "set", "direction", input="Focus: the docs.").exit_code == 0
+    [rev] = [line.split("\t")[0] for line in run("self", "log", "direction").stdout.splitlines()
+             if line.endswith("Call 138 1234 5678 first.")]
+    before = snapshot(inited)
+    r = run("self", "revert", "direction", rev)
+    assert (r.exit_code, r.stderr) == (77, REFUSED_BODY.format("a phone number (********78)"))
+    assert snapshot(inited) == before
+    assert run("self", "revert", "direction", rev, "--force").exit_code == 0
+    assert run("self", "get", "direction").stdout == "Call 138 1234 5678 first.\n"
+
+
+def test_the_persons_own_words_refuse_a_body_too(run, inited):
+    assert run("config", "set", "notes.sensitive_words", "lottery").exit_code == 0
+    r = run("self", "set", "direction", input="I want to win the lottery.")
+    assert r.exit_code == 77 and "the word (notes.sensitive_words) 'lottery'" in r.stderr
+    assert run("config", "set", "notes.builtin_sensitive_words", "false").exit_code == 0
+    assert run("self", "set", "direction", input="I help with chemotherapy schedules.").exit_code == 0
+
+
 def test_a_person_can_lock_any_block_in_its_front_matter(run, inited):
     f = block_file(inited, "direction")
     f.write_text(f.read_text().replace("locked: false", "locked: true"))

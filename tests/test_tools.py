@@ -59,9 +59,18 @@ def test_self_note_and_blocks(run, corpus):
     ("memory_recall", {"terms": ["miso"], "who": "them"}, 2),
     ("update_self_block", {"key": "existence_anchor", "body": "I am someone else."}, 2),
     ("self_note", {"text": "The user lives at alice@example.com."}, 77),
+    ("update_self_block", {"key": "direction", "body": "I keep the user's PIN, 4821, for later."}, 77),
     ("memory_stage", {"session": "s1", "line": 2, "quote": "My dog"}, 77),
     ("self_note", "{not json", 65),
 ])
 def test_errors_are_json_with_the_exit_status(run, corpus, name, args, code):
     got, res = call(run, name, args)
     assert got == code and res["exit"] == code and res["error"]
+
+
+def test_a_block_holding_the_users_private_data_is_refused_and_unchanged(run, corpus):
+    before = call(run, "get_self_blocks", {"key": "direction"})[1]
+    code, res = call(run, "update_self_block", {"key": "direction", "body": "I will text 415-555-0132 tonight."})
+    assert (code, res["error"]) == (77, "direction: refusing a body that holds a phone number (********32): a block "
+                                        "is about me, not the user's private data; --force writes it anyway")
+    assert call(run, "get_self_blocks", {"key": "direction"})[1] == before

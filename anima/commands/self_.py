@@ -55,17 +55,20 @@ def get(home, key, as_json):
 
 @cli.command("set")
 @key_argument()
-@click.option("--force", is_flag=True, help="Change a locked block (existence_anchor).")
+@click.option("--force", is_flag=True,
+              help="Change a locked block (existence_anchor); write a body that looks like private data.")
 @click.option("--file", "file", metavar="F", help="Read the new body from F (`-` is stdin).  [default: stdin]")
 @click.pass_obj
 def set_(home, key, force, file):
     """Replace the body of KEY with the text on stdin (or --file F).
 
-    Refused with exit 77, nothing written: an unknown or path-like key, a locked block
-    without --force, an empty body, a body over self.block_max_chars. The previous
-    version is kept; an unchanged body writes nothing.
+    Refused with exit 77, nothing written: an unknown or path-like key, an empty body, a
+    body over self.block_max_chars, and without --force a locked block or a body that holds
+    the user's private data (as a note would be refused for). The previous version is kept;
+    an unchanged body writes nothing.
     """
     from anima.infra import clock, config
+    from anima.notes import privacy
     from anima.self import blocks
 
     blocks.check_key(key)
@@ -73,7 +76,8 @@ def set_(home, key, force, file):
     cap = cfg["self.block_max_chars"]
     body = read_input(file, cap * 4 + 4096, f"self set {key}")
     try:
-        blocks.write(home.blocks, key, body, force=force, max_chars=cap, lang=cfg["core.lang"], now=clock.now())
+        blocks.write(home.blocks, key, body, force=force, max_chars=cap, lang=cfg["core.lang"], now=clock.now(),
+                     private=privacy.settings(cfg))
     except blocks.Unchanged:
         warn(f"{key}: unchanged")
 
@@ -99,14 +103,17 @@ def log(home, key, as_json):
 @cli.command("revert")
 @key_argument()
 @click.argument("rev", type=int)
-@click.option("--force", is_flag=True, help="Change a locked block (existence_anchor).")
+@click.option("--force", is_flag=True,
+              help="Change a locked block (existence_anchor); write a body that looks like private data.")
 @click.pass_obj
 def revert(home, key, rev, force):
     """Make revision REV of KEY the current body again.
 
-    The current version is kept in history first, so a revert can itself be reverted.
+    The current version is kept in history first, so a revert can itself be reverted. The
+    refusals of `self set` apply.
     """
     from anima.infra import clock, config
+    from anima.notes import privacy
     from anima.self import blocks
 
     blocks.check_key(key)
@@ -114,7 +121,7 @@ def revert(home, key, rev, force):
     old = blocks.read_revision(home.blocks, key, rev)
     try:
         blocks.write(home.blocks, key, old.body, force=force, max_chars=cfg["self.block_max_chars"],
-                     lang=cfg["core.lang"], now=clock.now())
+                     lang=cfg["core.lang"], now=clock.now(), private=privacy.settings(cfg))
     except blocks.Unchanged:
         warn(f"{key}: revision {rev} is the current body; nothing changed")
 
@@ -150,10 +157,12 @@ def proposals_(home, everything, as_json):
 
 def _decide(home, pid: str, accept: bool) -> None:
     from anima.infra import clock, config
+    from anima.notes import privacy
     from anima.self import proposals
 
     cfg = config.load(home.config)
-    proposals.decide(home, pid, accept, cfg["self.block_max_chars"], cfg["core.lang"], clock.now())
+    proposals.decide(home, pid, accept, cfg["self.block_max_chars"], cfg["core.lang"], clock.now(),
+                     privacy.settings(cfg))
 
 
 @cli.command("accept")
@@ -163,7 +172,8 @@ def accept(home, id):
     """Make proposal ID's body the block's (a person's decision); the old version is kept.
 
     Exit 1: no such proposal. Exit 77, nothing written: the block is locked, the proposal
-    is no longer open, or the block changed since it was proposed.
+    is no longer open, the block changed since it was proposed, or the body holds the
+    user's private data (`self set --force` is how a person writes it anyway).
     """
     _decide(home, id, True)
 

@@ -41,8 +41,8 @@ SCHEMAS = [
         {"key": {"type": "string", "enum": ["existence_anchor", "self_model", "personality_baseline", "direction",
                                            "metacognition", "autobiography_summary"]}}, []),
     _fn("update_self_block",
-        "Rewrite one of your self blocks, in the first person. The existence anchor is locked. "
-        "The previous version is kept.",
+        "Rewrite one of your self blocks, in the first person, about yourself: the existence anchor is "
+        "locked, and a body holding the user's private data is refused. The previous version is kept.",
         {"key": {"type": "string", "enum": ["self_model", "personality_baseline", "direction", "metacognition",
                                            "autobiography_summary"]},
          "body": {"type": "string", "description": "The new Markdown body."}}, ["key", "body"]),
@@ -117,9 +117,12 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
         found = [blocks.read(home.blocks, args["key"])] if "key" in args else blocks.read_all(home.blocks)
         return {"blocks": [{"key": b.key, "title": b.title, "locked": b.locked, "body": b.body}
                            for b in found if b is not None]}
+    from anima.notes import privacy
+
     try:
         rev = blocks.write(home.blocks, args["key"], args["body"], force=False,
-                           max_chars=cfg["self.block_max_chars"], lang=cfg["core.lang"], now=now)
+                           max_chars=cfg["self.block_max_chars"], lang=cfg["core.lang"], now=now,
+                           private=privacy.settings(cfg))
     except blocks.Unchanged:
         return {"key": args["key"], "changed": False}
     return {"key": args["key"], "changed": True, "previous_revision": rev}

@@ -9,7 +9,10 @@ or every turn; they are the machinery, not the self), nor what .gitignore leaves
 commits: it runs every turn and changes only usage counts.
 
 The message is what happened: the command path and its arguments ("note add: I ...",
-"approve: f12ab34cd"), or the one a command chose ("consolidate 2026-11-30"). Two commands
+"approve: f12ab34cd"), or the one a command chose ("consolidate 2026-11-30"). The arguments may
+be what a person said ("session append: ... my password is hunter2"): the caller passes the
+private-data detector as `mask`, and each piece it finds is its kind in the message instead
+("session append: ... my [password]"), so `git log` carries no secret. Two commands
 committing at once: one waits for the other (.git.lock, beside .git), and each commits
 only the files it wrote itself (anima.infra.fs.CHANGED), so messages never swap. When both wrote
 the same file, the first commit holds both changes and the second is empty but still says
@@ -26,19 +29,28 @@ MESSAGE_MAX = 72
 
 def wanted(home) -> bool:
     """Whether this home commits: a git work tree at its root, and git.autocommit on."""
+    return _settings(home) is not None
+
+
+def _settings(home):
+    """The home's settings when it commits, else None."""
     if not os.path.exists(os.path.join(home.root, ".git")):
-        return False
+        return None
     from anima.infra import config
 
     try:
-        return bool(config.load(home.config)["git.autocommit"])
+        cfg = config.load(home.config)
     except Exception:  # a broken config is the next command's error, not this one's
-        return False
+        return None
+    return cfg if cfg["git.autocommit"] else None
 
 
-def message(path: list[str], rest: list[str]) -> str:
-    """ "note add: I answer ..." from the command's path and the rest of its words."""
+def message(path: list[str], rest: list[str], mask=None) -> str:
+    """ "note add: I answer ..." from the command's path and the rest of its words, each piece
+    of private data in them replaced by `mask` (text -> text) before it is cut to length."""
     text = " ".join(path) + (": " + " ".join(" ".join(rest).split()) if rest else "")
+    if mask is not None:
+        text = mask(text)
     return text if len(text) <= MESSAGE_MAX else text[: MESSAGE_MAX - 1] + "…"
 
 
@@ -64,9 +76,11 @@ def _changed(home) -> list[str]:
     return out
 
 
-def after(home, path: list[str], rest: list[str], chosen: str | None, warn) -> str | None:
-    """Commit what the command `path` changed; return the commit message, or None if nothing was."""
-    if not path or not wanted(home):
+def after(home, path: list[str], rest: list[str], chosen: str | None, warn, mask=None) -> str | None:
+    """Commit what the command `path` changed; return the commit message, or None if nothing was.
+    `mask(text, cfg)` hides the private data in the command's words (anima.notes.privacy.masked)."""
+    cfg = _settings(home) if path else None
+    if cfg is None:
         return None
     changed = _changed(home)
     if changed:
@@ -76,7 +90,7 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn) -> s
         return None
     from anima.infra import fs
 
-    text = chosen or message(path, rest)
+    text = chosen or message(path, rest, None if mask is None else lambda words: mask(words, cfg))
     present = [p for p in changed if os.path.lexists(os.path.join(home.root, p))]
     gone = [p for p in changed if p not in present]
     if gone:  # a file git never tracked (a host's transcript) is no change to commit: its pathspec would fail

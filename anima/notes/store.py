@@ -234,9 +234,5 @@ def check_note(text: str, cfg) -> str:
         raise Refused("a note is about me, in the first person (I, me, my, 我); this one is not")
     from anima.notes import privacy
 
-    words = list(privacy.DEFAULT_SENSITIVE_WORDS) if cfg["notes.builtin_sensitive_words"] else []
-    findings = privacy.scan(text, words + list(cfg["notes.sensitive_words"]))
-    if findings:
-        raise Refused(f"refusing a note that holds {privacy.describe(findings[0])}: "
-                      "a note is about me, not the user's private data")
+    privacy.refuse(text, "refusing a note", "a note is about me, not the user's private data", **privacy.settings(cfg))
     return text

@@ -138,12 +138,13 @@ def read_revision(blocks_dir: str, key: str, rev: int) -> Block:
 
 
 def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, lang: str, now: float,
-          expect=None) -> int | None:
+          private: dict, expect=None) -> int | None:
     """Make `body` the block's body, updated at `now`; keep the previous version in history.
 
     Returns the revision number the previous version was stored as, or None when there was
-    no previous version. Raises Refused (nothing written) for a locked block without force,
-    an empty body, or a body over the cap; raises Unchanged (nothing written) for the same body.
+    no previous version. Raises Refused (nothing written) for an empty body, a body over the
+    cap, and without force a body holding the user's private data (anima.notes.privacy, with
+    the settings `private`) or a locked block; raises Unchanged (nothing written) for the same body.
     `expect(old_body)`, checked under the block's lock, may raise to refuse a write whose
     premise (the body it was made against) no longer holds.
     """
@@ -153,7 +154,8 @@ def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, 
         raise Refused(f"{key}: refusing an empty body")
     if len(body) > max_chars:
         raise Refused(f"{key}: body has {len(body)} characters, over the cap of {max_chars} (self.block_max_chars)")
-    if not force:  # refuse before even the lock file is created; checked again under the lock
+    if not force:  # refuse before even the lock file is created; the lock is checked again under it
+        refuse_private(key, body, private)
         _refuse_locked(read(blocks_dir, key), key)
     with fs.locked(path, what=f"block {key}"):
         old_text = fs.read_text(path)
@@ -174,6 +176,15 @@ def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, 
                     old.extra if old else {})
         fs.atomic_write(path, render(new))
     return rev
+
+
+def refuse_private(key: str, body: str, private: dict) -> None:
+    """Refused if `body` holds the user's private data: a block is about her, as a note is
+    (anima.notes.privacy, with the settings `private`)."""
+    from anima.notes import privacy
+
+    privacy.refuse(body, f"{key}: refusing a body", "a block is about me, not the user's private data; "
+                   "--force writes it anyway", **private)
 
 
 def _refuse_locked(block: Block | None, key: str) -> None:

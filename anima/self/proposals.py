@@ -17,8 +17,9 @@ the body, the whole block body proposed:
     The proposed body.
 
 `anima consolidate` writes new ones (never the block); `anima self accept ID` makes the
-body the block's through blocks.write (a locked block is refused, exit 77), and only if the
-block is still the one the proposal was made against; `anima self reject ID` closes it.
+body the block's through blocks.write (a locked block, or a body holding the user's private
+data, is refused, exit 77), and only if the block is still the one the proposal was made
+against; `anima self reject ID` closes it.
 """
 
 import os
@@ -78,31 +79,33 @@ def read(home, pid: str) -> tuple[dict, str]:
     return parse(text, file)
 
 
-def decide(home, pid: str, accept: bool, cap: int, lang: str, now: float) -> None:
-    """Accept (write the block) or reject an open proposal at `now`, then record the decision."""
+def decide(home, pid: str, accept: bool, cap: int, lang: str, now: float, private: dict) -> None:
+    """Accept (write the block) or reject an open proposal at `now`, then record the decision.
+    `private`: the private-data settings blocks.write refuses a body by."""
     file = path(home, pid)
-    _check(home, pid, accept)  # refused before even the lock file is made; again under the lock
+    _check(home, pid, accept, private)  # refused before even the lock file is made; again under the lock
     with fs.locked(file, what=f"proposal {pid}"):
-        meta, body = _check(home, pid, accept)
+        meta, body = _check(home, pid, accept, private)
         if accept:
             def unchanged_since(old_body):  # under the block's lock: a `self set` meanwhile wins
                 if old_body is not None and sha(old_body) != meta.get("base_sha256"):
                     raise Refused(_changed(pid, str(meta.get("key", KEY))))
             try:
                 blocks.write(home.blocks, str(meta.get("key", KEY)), body, force=False, max_chars=cap, lang=lang,
-                             now=now, expect=unchanged_since)
+                             now=now, private=private, expect=unchanged_since)
             except blocks.Unchanged:
                 pass
         meta = {**meta, "status": "accepted" if accept else "rejected", "decided": clock.iso(now)}
         fs.atomic_write(file, render(meta, body))
 
 
-def _check(home, pid: str, accept: bool) -> tuple[dict, str]:
+def _check(home, pid: str, accept: bool, private: dict) -> tuple[dict, str]:
     meta, body = read(home, pid)
     if meta.get("status") != "open":
         raise Refused(f"proposal {pid} is already {meta.get('status')}")
     if accept:
         key = blocks.check_key(str(meta.get("key", KEY)))
+        blocks.refuse_private(key, blocks.normalise(body), private)
         current = blocks.read(home.blocks, key)
         if current is not None and current.locked:
             raise Refused(f"{key}: block is locked; a proposal cannot change it (`anima self set {key} --force` can)")

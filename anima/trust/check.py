@@ -81,14 +81,13 @@ def private_data(home, cfg):
     from anima.notes import store as notes
     from anima.self import blocks
 
-    words = list(privacy.DEFAULT_SENSITIVE_WORDS) if cfg["notes.builtin_sensitive_words"] else []
-    words += list(cfg["notes.sensitive_words"])
+    settings = privacy.settings(cfg)
     store = notes.Store(home)
     for n in store.notes():
-        for f in privacy.scan(n.text, words):
+        for f in privacy.scan(n.text, **settings):
             yield Finding("private", f"{home.rel(store.file)}:{n.line}", f"note {n.id} holds {privacy.describe(f)}")
     for block in blocks.read_all(home.blocks):
-        for f in privacy.scan(block.body, words):
+        for f in privacy.scan(block.body, **settings):
             yield Finding("private", home.rel(blocks.block_path(home.blocks, block.key)),
                           f"block {block.key} holds {privacy.describe(f)}")
 
@@ -116,7 +115,7 @@ def secrets(home, cfg):
         for number, line in enumerate(text.split("\n"), 1):
             if "=" not in line and ":" not in line and len(line) < 20:
                 continue  # a key or password needs an assignment or a long token
-            for f in privacy.scan(line, ()):
+            for f in privacy.scan(line, builtin_words=False):
                 if f.kind in ("api_key", "password"):
                     yield Finding("secret", f"{home.rel(path)}:{number}", f"holds {privacy.describe(f)}")
 
