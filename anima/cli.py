@@ -81,11 +81,13 @@ class AnimaGroup(click.Group):
             sys.modules["anima.infra.fs"].CHANGED.clear()
         try:
             result = super().invoke(ctx)
+        except BrokenPipeError:
+            result = reader_gone()
         except AnimaError as e:
             if os.environ.get("ANIMA_DEBUG") == "1":
                 raise
             fail(str(e), e.exit_code)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt, BrokenPipeError):
+        except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
             raise
         except Exception as e:
             if os.environ.get("ANIMA_DEBUG") == "1":
@@ -99,6 +101,18 @@ class AnimaGroup(click.Group):
             git.after(ctx.obj, path, rest, ctx.meta.get("anima.commit"),
                              lambda m: click.echo(f"anima: {m}", err=True))
         return result
+
+
+def reader_gone() -> None:
+    """The reader of stdout went away (`| head`): what it wanted it has, so the command ends
+    quietly with 0, never with click's 1 (which means "nothing matched"). stdout then points
+    at /dev/null, so that nothing flushed later meets the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # a stdout without a descriptor (in-process runs): nothing to redirect
+        pass
+    os.close(devnull)
 
 
 def fail(message: str, code: int):
