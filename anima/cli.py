@@ -12,7 +12,7 @@ import sys
 import click
 
 from anima import __version__
-from anima.infra.errors import SOFTWARE, AnimaError
+from anima.infra.errors import SOFTWARE, AnimaError, os_error_code, os_error_message
 
 # name -> (module:attribute, one-line help)
 COMMANDS = {
@@ -89,10 +89,12 @@ class AnimaGroup(click.Group):
             fail(str(e), e.exit_code)
         except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
             raise
+        except OSError as e:  # the one place a refused file operation gets its status (73, 74)
+            if os.environ.get("ANIMA_DEBUG") == "1" or os_error_code(e) is None:
+                _internal(e)
+            fail(os_error_message(e), os_error_code(e))
         except Exception as e:
-            if os.environ.get("ANIMA_DEBUG") == "1":
-                raise
-            fail(f"internal error: {type(e).__name__}: {e} (ANIMA_DEBUG=1 shows the traceback)", SOFTWARE)
+            _internal(e)
         if ctx.obj is not None and "anima.words" in ctx.meta and ctx.meta["anima.words"][0][0] != "prompt" \
                 and os.path.exists(os.path.join(ctx.obj.root, ".git")):  # one stat: the hot path pays no more
             from anima.infra import git
@@ -101,6 +103,13 @@ class AnimaGroup(click.Group):
             git.after(ctx.obj, path, rest, ctx.meta.get("anima.commit"),
                              lambda m: click.echo(f"anima: {m}", err=True))
         return result
+
+
+def _internal(e: Exception):
+    """A bug in anima: one line, exit 70; ANIMA_DEBUG=1 shows the traceback instead."""
+    if os.environ.get("ANIMA_DEBUG") == "1":
+        raise e
+    fail(f"internal error: {type(e).__name__}: {e} (ANIMA_DEBUG=1 shows the traceback)", SOFTWARE)
 
 
 def reader_gone() -> None:
@@ -143,7 +152,7 @@ class LazyGroup(AnimaGroup):
 
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
 @click.option("--home", metavar="DIR", envvar="ANIMA_HOME", show_envvar=True,
-              type=click.Path(file_okay=False), help="The anima home.  [default: ~/.anima]")
+              help="The anima home.  [default: ~/.anima]")
 @click.version_option(__version__, "--version", prog_name="anima", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx, home):
@@ -156,6 +165,7 @@ def cli(ctx, home):
 
     os.umask(0o077)  # everything anima creates is the user's alone: dirs 0700, files 0600
     ctx.obj = Home(home or default_root())
+    ctx.obj.check()
 
 
 def main():

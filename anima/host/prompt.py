@@ -12,6 +12,7 @@ import os
 from anima.infra import clock, fs
 from anima.infra.config import SECTION_NAMES
 from anima.infra.digest import sha
+from anima.infra.errors import os_error_code, os_error_message
 
 BUDGETED = ("notes", "profile", "conclusions", "habits")
 
@@ -350,9 +351,8 @@ def store(path: str, key: dict, prompt: Prompt, inputs: list[str], started_ns: i
         return
     entry = {"key": key, "inputs": sigs, "text": prompt.text, "stats": prompt.stats,
              "warnings": prompt.warnings, "injected": prompt.injected, "record": prompt.record}
-    fs.ensure_dir(os.path.dirname(path))
-    fs.atomic_write(path, json.dumps(entry, ensure_ascii=False), durable=False)
-    _prune(os.path.dirname(path))
+    if fs.write_cache(path, json.dumps(entry, ensure_ascii=False)):
+        _prune(os.path.dirname(path))
 
 
 CACHE_ENTRIES = 64
@@ -389,8 +389,13 @@ def build(home, cwd: str, lang: str | None, names: list[str] | None, now: float,
         ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], now, inputs=[home.config])
         prompt = assemble(ctx, names if names is not None else cfg["prompt.sections"])
         store(path, key, prompt, ctx.inputs, started)
-    record_injections(home, prompt.injected, now)
-    log_injection(home, prompt, now)
+    try:
+        record_injections(home, prompt.injected, now)
+        log_injection(home, prompt, now)
+    except OSError as e:  # a home that takes no write (read-only, full): the prompt is printed all the same
+        if os_error_code(e) is None:
+            raise
+        prompt.warnings = [*prompt.warnings, f"this injection is not recorded: {os_error_message(e)}"]
     return prompt
 
 

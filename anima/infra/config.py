@@ -380,8 +380,8 @@ def _load_file(path: str) -> dict:
         pass
     values = _parse_file(path)
     if fs.settled([sig], started) and os.path.isdir(os.path.dirname(cache)):
-        fs.atomic_write(cache, json.dumps({"path": path, "signature": sig, "keys": list(SETTINGS),
-                                           "values": values}, ensure_ascii=False), durable=False)
+        fs.write_cache(cache, json.dumps({"path": path, "signature": sig, "keys": list(SETTINGS),
+                                          "values": values}, ensure_ascii=False))
     return values
 
 

@@ -53,15 +53,27 @@ def _temp_with(path: str, data: bytes | str, mode: int, durable: bool = True) ->
         data = data.encode("utf-8")
     directory = ensure_dir(os.path.dirname(path) or ".")
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    except OSError as e:
+        _about(e, path)
+        raise
     try:
         _write_all(fd, data, durable)
-    except BaseException:
+    except BaseException as e:
         os.close(fd)
         os.unlink(tmp)
+        _about(e, path)
         raise
     os.close(fd)
     return tmp
+
+
+def _about(e: BaseException, path: str) -> None:
+    """Make `e` name `path`, the file being written, rather than its temp file or nothing at all
+    (os.write names no file): the line a full disk or a read-only home ends with says which."""
+    if isinstance(e, OSError):
+        e.filename, e.filename2 = path, None
 
 
 def atomic_write(path: str, data: bytes | str, mode: int = FILE_MODE, durable: bool = True) -> None:
@@ -96,11 +108,24 @@ def replacing(path: str, mode: int = FILE_MODE):
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        _about(e, path)
         raise
     _fsync_dir(os.path.dirname(tmp))
+
+
+def write_cache(path: str, data: bytes | str) -> bool:
+    """Write a derived file (a cache entry) if the home takes it; return whether it did. A home
+    that cannot (read-only, full) loses nothing by the entry's absence, so a read command on it
+    still works: the entry is simply not written."""
+    try:
+        ensure_dir(os.path.dirname(path))
+        atomic_write(path, data, durable=False)
+    except (OSError, Refused):
+        return False
+    return True
 
 
 def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:
@@ -134,7 +159,14 @@ def append(path: str, data: bytes | str, durable: bool = True) -> None:
     CHANGED.add(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        _write_all(fd, data, durable)
+        size = os.fstat(fd).st_size
+        try:
+            _write_all(fd, data, durable)
+        except OSError as e:  # a disk filled mid-line: cut back what was written, no torn line stays
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            _about(e, path)
+            raise
     finally:
         os.close(fd)  # closing releases the lock
 

@@ -16,7 +16,7 @@ import re
 
 from anima.infra import clock, fs
 from anima.infra.digest import sha
-from anima.infra.errors import DataError, NotFound, Refused
+from anima.infra.errors import DataError, NotFound, Refused, os_error_code
 from anima.notes import heat
 from anima.notes.heat import DEFAULT_IMPORTANCE
 
@@ -194,13 +194,18 @@ class Store:
         by_id = {n.id: n for n in notes}
         if frozen.get("key") == key and set(frozen.get("order", [])) == set(by_id):
             return [by_id[i] for i in frozen["order"]]
-        with self.lock():
-            usage = self.usage()
-            order = self.ranked(notes, self.meta(meta_text), usage, half_life, now)
-            usage["ranking"] = {"key": key, "order": [n.id for n in order]}
-            usage["notes"] = {i: u for i, u in usage["notes"].items() if i in by_id}
-            self.heat.write(usage)
-        return order
+        order = None
+        try:
+            with self.lock():
+                usage = self.usage()
+                order = self.ranked(notes, self.meta(meta_text), usage, half_life, now)
+                usage["ranking"] = {"key": key, "order": [n.id for n in order]}
+                usage["notes"] = {i: u for i, u in usage["notes"].items() if i in by_id}
+                self.heat.write(usage)
+        except OSError as e:  # a home that takes no write (read-only): ranked now, not frozen
+            if os_error_code(e) is None:
+                raise
+        return order if order is not None else self.ranked(notes, self.meta(meta_text), usage, half_life, now)
 
     def record_injections(self, ids: list[str], now: float) -> None:
         """Count one injection per printed note, at most one per note per hour (no lock taken

@@ -78,8 +78,8 @@ class Cache:
                     self.full = True
                     return
                 self._drop(p for _, p in victims[:excess])
-            fs.ensure_dir(self.dir)
-            fs.atomic_write(entry_path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")), durable=False)
+            if not fs.write_cache(entry_path, json.dumps(entry, ensure_ascii=False, separators=(",", ":"))):
+                return
             self.used.add(entry_path)
             entries[entry_path] = clock.files_now_ns()
         except (OSError, ValueError, AnimaError):
@@ -111,6 +111,8 @@ class Cache:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
+            except OSError:  # a home that cannot be written (read-only): the entry stays, as it is
+                continue
             self._entries().pop(path, None)
 
 
@@ -146,13 +148,9 @@ class Summary:
         paths = set(paths)
         if not self.changed and (not prune or set(self.files) <= paths):
             return
-        try:
-            fs.ensure_dir(os.path.dirname(self.path))
-            files = {p: e for p, e in self.files.items() if p in paths or not prune}
-            fs.atomic_write(self.path, json.dumps({"v": CACHE_FORMAT, "files": files}, ensure_ascii=False,
-                                                  separators=(",", ":")), durable=False)
-        except (OSError, AnimaError):
-            pass
+        files = {p: e for p, e in self.files.items() if p in paths or not prune}
+        fs.write_cache(self.path, json.dumps({"v": CACHE_FORMAT, "files": files}, ensure_ascii=False,
+                                             separators=(",", ":")))
 
 
 def token_total(texts) -> int:
