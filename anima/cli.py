@@ -12,7 +12,7 @@ import sys
 import click
 
 from anima import __version__
-from anima.infra.errors import SOFTWARE, AnimaError, os_error_code, os_error_message
+from anima.infra.errors import DATAERR, SOFTWARE, AnimaError, os_error_code, os_error_message
 
 # name -> (module:attribute, one-line help)
 COMMANDS = {
@@ -75,6 +75,17 @@ class AnimaGroup(click.Group):
             sub, rest = sub.commands[rest[0]], rest[1:]
         ctx.meta["anima.words"] = (path, list(rest))
         return name, cmd, args[1:]
+
+    def parse_args(self, ctx, args):
+        """Refuse an argument that is not UTF-8 before any command sees it: every file anima
+        writes is UTF-8, and such a string cannot be written to one."""
+        from anima.infra.text import undecodable
+
+        for number, arg in enumerate(args, 1):
+            shown = undecodable(arg)
+            if shown is not None:
+                fail(f"argument {number} '{shown}': not valid UTF-8; anima takes UTF-8 text", DATAERR)
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx):
         if "anima.infra.fs" in sys.modules:  # one process may run many commands (tests, the MCP server)
@@ -162,7 +173,10 @@ def cli(ctx, home):
     puts into its system prompt each turn. See anima(1).
     """
     from anima.infra.home import Home, default_root
+    from anima.infra.text import undecodable
 
+    if home and undecodable(home) is not None:  # from ANIMA_HOME (an argument was checked already)
+        fail(f"ANIMA_HOME '{undecodable(home)}': not valid UTF-8; anima takes UTF-8 paths", DATAERR)
     os.umask(0o077)  # everything anima creates is the user's alone: dirs 0700, files 0600
     ctx.obj = Home(home or default_root())
     ctx.obj.check()

@@ -11,3 +11,18 @@ def text_lines(text: str) -> str:
     """`text` with every kind of line break made \\n and every other control character dropped
     (a tab stays)."""
     return _CONTROL.sub("", _BREAKS.sub("\n", text))
+
+
+
+def undecodable(value: str) -> str | None:
+    """`value`, a string from the system (argv, the environment), shown with its undecodable
+    bytes as \\xNN when it is not UTF-8 text; None when it is. Python hands such bytes over as
+    lone surrogates (surrogateescape), which no UTF-8 file can hold."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate no byte stands for
+            return value.encode("utf-8", "backslashreplace").decode("ascii")
+    return None
