@@ -44,3 +44,66 @@ def test_an_anima_home_that_is_not_utf8_is_65(anima_bin, tmp_path):
     assert (r.returncode, r.stdout) == (65, b"")
     assert r.stderr.decode() == f"anima: ANIMA_HOME '{tmp_path}/h\\xff': not valid UTF-8; anima takes UTF-8 paths\n"
     assert b"h\xff" not in os.listdir(os.fsencode(str(tmp_path)))
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def message(**extra) -> str:
+    import json
+
+    return json.dumps({"text": "hi", "speaker": "Alice", **extra})
+
+
+@pytest.mark.parametrize("doc, why", [
+    ('{"text": "\\ud800", "speaker": "Alice"}', "a lone surrogate \\ud800 is no character"),
+    ('{"text": "hi", "speaker": "Al\\udfffce"}', "a lone surrogate \\udfff is no character"),
+    (message()[:-1] + ', "x": ' + DEEP + "}", "nested deeper than 100 levels"),
+    (message()[:-1] + ', "x": ' + "[" * 101 + "]" * 101 + "}", "nested deeper than 100 levels"),
+    (message()[:-1] + ', "x": NaN}', "NaN is not JSON"),
+    (message()[:-1] + ', "x": -Infinity}', "-Infinity is not JSON"),
+    (message()[:-1] + ', "x": 1e999}', "1e999 is out of range"),
+])
+def test_json_that_python_takes_and_json_does_not_is_65_and_writes_nothing(anima_bin, lived, doc, why):
+    before = snapshot(lived)
+    r = anima(anima_bin, "say", "--json", input=doc.encode())
+    assert (r.returncode, r.stdout) == (65, b"")
+    assert r.stderr.decode() == f"anima: stdin:1: not valid JSON ({why})\n"
+    assert snapshot(lived) == before
+
+
+def test_a_valid_surrogate_pair_and_99_levels_are_json(anima_bin, lived):
+    doc = message()[:-1] + ', "x": ' + "[" * 99 + "]" * 99 + ', "y": "\\ud83d\\ude00"}'
+    r = anima(anima_bin, "say", "--json", input=doc.encode())
+    assert r.returncode == 0, r.stderr
+    inbox = lived / "pipeline" / "inbox" / "pending"
+    [name] = [n for n in os.listdir(inbox) if n.endswith(".json")]
+    assert "\U0001f600" in (inbox / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("argv, prefix", [
+    (("internalize", "-"), "anima: stdin: not valid JSON ("),
+    (("call", "self_note"), "anima: call self_note: the arguments are not valid JSON ("),
+    (("stage",), "anima: stdin:1: expected a recall result: JSON with session, line and quote or text"),
+])
+@pytest.mark.parametrize("doc", [DEEP, '{"text": NaN}', '{"text": "\\ud800"}'])
+def test_every_json_input_is_read_the_same_way(anima_bin, lived, argv, prefix, doc):
+    before = snapshot(lived)
+    r = anima(anima_bin, *argv, input=doc.encode())
+    assert r.stderr.decode().startswith(prefix), r.stderr
+    assert r.returncode == 65 and r.stderr.count(b"\n") == 1
+    assert snapshot(lived) == before
+
+
+@pytest.mark.parametrize("doc", [DEEP, '{"envelope": {"id": "event_1"}, "payload": {"x": NaN}}', "\\ud800"])
+def test_a_queue_file_that_is_not_json_goes_to_dead_letter(anima_bin, lived, doc):
+    """A host drops a file into the inbox by hand (maildir): preprocess dead-letters it, with
+    the reason, and goes on; nothing is lost, nothing crashes."""
+    inbox = lived / "pipeline" / "inbox" / "pending"
+    inbox.mkdir(parents=True, exist_ok=True)
+    (inbox / "event_1.json").write_text(doc)
+    r = anima(anima_bin, "preprocess")
+    assert (r.returncode, r.stderr) == (0, b"")
+    dead = lived / "pipeline" / "dead_letter"
+    assert (dead / "event_1.json").read_text() == doc
+    assert "not valid JSON" in (dead / "event_1.json.reason").read_text()

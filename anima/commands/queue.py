@@ -1,6 +1,5 @@
 """`anima queue`: look into Pool B's queues and replay what went to dead_letter/."""
 
-import json
 import os
 import re
 import sys
@@ -8,6 +7,7 @@ import sys
 import click
 
 from anima.commands._io import json_option, out, out_json, warn
+from anima.infra import jsontext
 from anima.infra.errors import NotFound, UsageError
 
 NAMES = ("pending", "system", "message", "action", "rhythm", "dead")
@@ -58,7 +58,7 @@ def _files(directory):
 def _load(path):
     try:
         with open(path, "rb") as f:
-            return json.loads(f.read())
+            return jsontext.loads(f.read())
     except (OSError, ValueError):
         return None
 

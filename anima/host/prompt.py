@@ -9,7 +9,7 @@ small file and prints it.
 import json
 import os
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.config import SECTION_NAMES
 from anima.infra.digest import sha
 from anima.infra.errors import os_error_code, os_error_message
@@ -333,7 +333,7 @@ def cache_key(home, cwd: str, lang: str | None, names: list[str] | None, environ
 def cached(path: str, key: dict) -> Prompt | None:
     try:
         with open(path, "rb") as f:
-            entry = json.loads(f.read())
+            entry = jsontext.loads(f.read())
         if entry["key"] != key:
             return None
         for input_path, sig in entry["inputs"]:

@@ -9,7 +9,7 @@ import json
 import os
 import re
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.errors import ConfigError, UsageError
 
 SECTION_NAMES = ("self", "notes", "profile", "conclusions", "habits", "project")
@@ -96,7 +96,7 @@ class Setting:
             value = " ".join(raw.split())
         elif self.kind in ("commands", "routes"):
             try:
-                value = json.loads(raw)
+                value = jsontext.loads(raw)
             except ValueError:
                 raise ConfigError(f'{key}: give a JSON object, e.g. {{"reply": ["notify-send", "{{text}}"]}}') from None
         return self.check(value, key)
@@ -373,7 +373,7 @@ def _load_file(path: str) -> dict:
     sig = fs.signature(path)
     try:
         with open(cache, "rb") as f:
-            entry = json.loads(f.read())
+            entry = jsontext.loads(f.read())
         if entry["path"] == path and entry["signature"] == sig and entry["keys"] == list(SETTINGS):
             return entry["values"]
     except (OSError, ValueError, KeyError, TypeError):

@@ -233,7 +233,7 @@ def new_json_lines(path: str, offset: int) -> tuple[list[dict] | None, int]:
     offset past them (a torn last line waits until it is whole; a line that is not a JSON
     object is skipped). (None, 0) when the file is now shorter than `offset`: it was
     replaced, and the caller starts over."""
-    import json
+    from anima.infra import jsontext
 
     try:
         f = os.fdopen(_open_nofollow(path, os.O_RDONLY), "rb")
@@ -251,7 +251,7 @@ def new_json_lines(path: str, offset: int) -> tuple[list[dict] | None, int]:
     out = []
     for raw in data[:cut].split(b"\n"):
         try:
-            value = json.loads(raw)
+            value = jsontext.loads(raw)
         except ValueError:
             continue
         if isinstance(value, dict):

@@ -37,7 +37,7 @@ import re
 import shlex
 import time
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.digest import sha
 from anima.infra.errors import UNAVAILABLE, AnimaError, ConfigError, UsageError
 
@@ -148,16 +148,15 @@ def parse(raw: str) -> dict | None:
     """The JSON object in a completion: the whole text, else the first {...} in it that parses."""
     text = raw.strip()
     try:
-        value = json.loads(text)
+        value = jsontext.loads(text)
         if isinstance(value, dict):
             return value
     except ValueError:
         pass
-    decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
         try:
-            value, _ = decoder.raw_decode(text, start)
+            value, _ = jsontext.raw_decode(text, start)
             if isinstance(value, dict):
                 return value
         except ValueError:
@@ -195,7 +194,7 @@ def calls_since(home, since: float) -> int:
             carry = lines.pop(0) if start > 0 else b""  # maybe cut: joined with the next chunk
             for line in reversed(lines):
                 try:
-                    entry = json.loads(line)
+                    entry = jsontext.loads(line)
                     at = clock.parse(entry["at"], "at")
                 except (ValueError, KeyError, TypeError, AnimaError):
                     continue

@@ -24,7 +24,7 @@ of another version is ignored.
 import json
 import os
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.errors import AnimaError
 
 CACHE_FORMAT = 3  # bump when what is extracted from a file changes
@@ -55,7 +55,7 @@ class Cache:
         entry_path = self.entry_path(path)
         try:
             with open(entry_path, "rb") as f:
-                entry = json.loads(f.read())
+                entry = jsontext.loads(f.read())
             if entry["v"] == CACHE_FORMAT and entry["path"] == path and entry["sig"] == sig:
                 self.used.add(entry_path)
                 return entry
@@ -125,7 +125,7 @@ class Summary:
         self.changed = False
         try:
             with open(path, "rb") as f:
-                data = json.loads(f.read())
+                data = jsontext.loads(f.read())
             self.files = data["files"] if data.get("v") == CACHE_FORMAT and isinstance(data["files"], dict) else {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.files = {}

@@ -25,10 +25,9 @@ rebuild drops them.
 
 import contextlib
 import errno
-import json
 import os
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.errors import DataError, Refused
 from anima.recall import fts
 
@@ -146,7 +145,7 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw.decode("utf-8"))
+            obj = jsontext.loads(raw.decode("utf-8"))
         except ValueError:
             return None
         turn = formats.turn(obj, fmt, delegated) if isinstance(obj, dict) else None

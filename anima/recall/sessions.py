@@ -18,10 +18,9 @@ cannot be read at all, the file is skipped with one warning. An empty file is a 
 no turns, and no warning.
 """
 
-import json
 import os
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.recall import formats, sources, zstd
 from anima.recall.cache import CACHE_FORMAT, Cache
 
@@ -77,7 +76,7 @@ def extract(path: str, sig: list) -> dict:
             escaped = escaped or b"\\u" in raw
             why = None
             try:
-                obj = json.loads(raw.decode("utf-8"))
+                obj = jsontext.loads(raw.decode("utf-8"))
             except UnicodeDecodeError as e:
                 why = f"not valid UTF-8 (byte {e.start})"
             except ValueError:
@@ -203,7 +202,7 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
         if number == 1 and line.startswith(b"\xef\xbb\xbf"):
             line = line[3:]
         try:
-            obj = json.loads(line.decode("utf-8"))
+            obj = jsontext.loads(line.decode("utf-8"))
         except ValueError:
             continue
         if not isinstance(obj, dict) or not detector.may_hold_turn(obj):

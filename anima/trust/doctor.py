@@ -6,11 +6,10 @@ it cannot reach when one is configured); WARN is what works but is likely not wh
 wants (cron not wired, a backlog, dead letters, a stale index, files others can read).
 """
 
-import json
 import os
 import stat
 
-from anima.infra import changeset, clock, fs
+from anima.infra import changeset, clock, fs, jsontext
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 TICK_LATE_SEC = 5 * 60
@@ -119,7 +118,7 @@ def queue_lines(home):
 def tick_lines(home, now):
     heartbeat = fs.read_text(home.path("pipeline", "heartbeat", "tick.json"))
     try:
-        at = clock.parse(json.loads(heartbeat)["at"], "at")
+        at = clock.parse(jsontext.loads(heartbeat)["at"], "at")
     except Exception:
         yield Line(WARN, "tick", "anima tick has never run: the rhythm and the loop are not wired",
                    "bin/anima-crontab | crontab -")
@@ -134,7 +133,7 @@ def tick_lines(home, now):
 def last_consolidate(home) -> float | None:
     """When the last consolidate ran: pipeline/consolidate.cursor, which each run rewrites."""
     try:
-        return clock.parse(json.loads(fs.read_text(home.path("pipeline", "consolidate.cursor")))["at"], "at")
+        return clock.parse(jsontext.loads(fs.read_text(home.path("pipeline", "consolidate.cursor")))["at"], "at")
     except Exception:  # none yet, or unreadable: consolidate reads it again from the start
         return None
 

@@ -34,7 +34,7 @@ import json
 import os
 import shutil
 
-from anima.infra import changeset, clock, fs, phrases
+from anima.infra import changeset, clock, fs, jsontext, phrases
 from anima.infra.digest import sha
 from anima.infra.errors import Busy, NotFound, UsageError
 
@@ -519,7 +519,7 @@ class _StreamForget:
                     continue
                 path = os.path.join(top, name)
                 try:
-                    obj = json.loads(fs.read_text(path) or "")
+                    obj = jsontext.loads(fs.read_text(path) or "")
                 except ValueError:
                     continue
                 if not isinstance(obj, dict):
