@@ -107,3 +107,40 @@ def test_a_queue_file_that_is_not_json_goes_to_dead_letter(anima_bin, lived, doc
     dead = lived / "pipeline" / "dead_letter"
     assert (dead / "event_1.json").read_text() == doc
     assert "not valid JSON" in (dead / "event_1.json.reason").read_text()
+
+
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59Z", "1969-12-31T23:59:59Z", "0001-01-01T00:00:00Z"])
+@pytest.mark.parametrize("argv", [("tick",), ("prompt",), ("think", "I am here."), ("say", "hi", "--speaker", "Al"),
+                                  ("consolidate",), ("doctor",)])
+def test_anima_now_outside_the_years_anima_takes_is_78(anima_bin, lived, when, argv):
+    before = snapshot(lived)
+    r = anima(anima_bin, *argv, env={"ANIMA_NOW": when})
+    assert (r.returncode, r.stdout) == (78, b"")
+    assert r.stderr.decode() == f"anima: ANIMA_NOW: '{when}' is outside the years anima takes (1970 to 8999)\n"
+    assert snapshot(lived) == before
+
+
+def test_the_last_second_anima_takes_works(anima_bin, lived):
+    for argv in (("tick",), ("think", "I am here."), ("consolidate",)):
+        r = anima(anima_bin, *argv, env={"ANIMA_NOW": "8999-12-31T23:59:59Z"})
+        assert r.returncode == 0, (argv, r.stderr)
+
+
+@pytest.mark.parametrize("argv", [("tick", "--now", "9999-12-31T23:59:59Z"), ("stream", "roll", "--now", "9999-12-31")])
+def test_a_now_flag_outside_the_years_is_a_usage_error(anima_bin, lived, argv):
+    before = snapshot(lived)
+    r = anima(anima_bin, *argv)
+    assert r.returncode == 2 and r.stderr.decode().startswith("anima: --now: '9999-12-31"), r.stderr
+    assert snapshot(lived) == before
+
+
+def test_an_envelope_timestamp_outside_the_years_goes_to_dead_letter(anima_bin, lived):
+    r = anima(anima_bin, "say", "hi", "--speaker", "Al")
+    name = r.stdout.decode().strip() + ".json"
+    path = lived / "pipeline" / "inbox" / "pending" / name
+    path.write_text(path.read_text().replace('"timestamp": "2026-11-30T21:05:00Z"', '"timestamp": "9999-12-31T23:59:59Z"'))
+    assert "9999-12-31" in path.read_text()
+    r = anima(anima_bin, "tick")
+    assert (r.returncode, r.stderr) == (0, b"")
+    reason = (lived / "pipeline" / "dead_letter" / f"{name}.reason").read_text()
+    assert "is outside the years anima takes (1970 to 8999)" in reason
