@@ -156,3 +156,25 @@ def test_a_home_that_cannot_be_is_73_and_creates_nothing(anima_bin, tmp_path, ki
     assert (r.returncode, r.stdout) == (73, "")
     assert r.stderr == f"anima: home {root}: {why}; the home cannot be made there\n"
     assert sorted(os.listdir(tmp_path)) == before and plain.read_text() == "not a directory\n"
+
+
+@pytest.mark.parametrize("argv", [("prompt",), ("note", "list"), ("doctor",), ("config", "get", "notes.max_chars"),
+                                  ("config", "set", "notes.max_chars", "1500"), ("tick",)])
+def test_a_directory_for_config_toml_is_bad_configuration(anima_bin, home, argv):
+    (home / "config.toml").mkdir(parents=True)
+    r = anima(anima_bin, *argv)
+    if argv == ("doctor",):  # doctor says so in its FAIL line
+        assert r.returncode == 1 and f"FAIL\tconfig\t{home}/config.toml: is a directory, not a TOML file" in r.stdout
+        return
+    assert (r.returncode, r.stdout) == (78, "")
+    assert r.stderr == f"anima: {home}/config.toml: is a directory, not a TOML file\n"
+    assert os.listdir(home / "config.toml") == []
+
+
+def test_a_directory_for_notes_md_is_73_naming_it(anima_bin, home):
+    lived_in(anima_bin)
+    os.unlink(home / "notes" / "notes.md")
+    (home / "notes" / "notes.md").mkdir()
+    for argv in (("note", "list"), ("prompt",), ("note", "add", "I like to check twice.")):
+        r = anima(anima_bin, *argv)
+        assert (r.returncode, r.stdout, r.stderr) == (73, "", f"anima: {home}/notes/notes.md: Is a directory\n"), argv

@@ -385,10 +385,18 @@ def _load_file(path: str) -> dict:
     return values
 
 
+def _read(path: str) -> str | None:
+    """config.toml's text, None when there is none; a directory in its place is bad configuration."""
+    try:
+        return fs.read_text(path)
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, not a TOML file") from None
+
+
 def _parse_file(path: str) -> dict:
     import tomllib
 
-    text = fs.read_text(path)
+    text = _read(path)
     values = {key: s.default for key, s in SETTINGS.items()}
     if text is not None:
         try:
@@ -428,7 +436,7 @@ def set_value(path: str, key: str, raw: str) -> object:
     import tomlkit
 
     with fs.locked(path, what="config.toml"):
-        text = fs.read_text(path)
+        text = _read(path)
         if text is None:
             text = render_default(lang=detect_lang())
         try:

@@ -265,7 +265,13 @@ def read_bytes(path: str) -> bytes | None:
         fd = _open_nofollow(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
-    with os.fdopen(fd, "rb") as f:
+    try:
+        f = os.fdopen(fd, "rb")
+    except OSError as e:  # a directory where the file should be: name it, not the descriptor
+        os.close(fd)
+        _about(e, path)
+        raise
+    with f:
         return f.read()
 
 
