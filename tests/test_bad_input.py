@@ -144,3 +144,30 @@ def test_an_envelope_timestamp_outside_the_years_goes_to_dead_letter(anima_bin, 
     assert (r.returncode, r.stderr) == (0, b"")
     reason = (lived / "pipeline" / "dead_letter" / f"{name}.reason").read_text()
     assert "is outside the years anima takes (1970 to 8999)" in reason
+
+
+@pytest.mark.parametrize("mtime", [1e300, -1.0, "yesterday", True])
+def test_an_export_whose_manifest_has_no_time_for_a_file_is_65(anima_bin, home, tmp_path, mtime):
+    import json
+    import tarfile
+
+    from test_portable import repacked, unpacked
+
+    for args in (("init", "--lang", "en"), ("note", "add", "I read the file before I answer.")):
+        assert anima(anima_bin, *args).returncode == 0
+    archive = tmp_path / "a.tar.zst"
+    assert anima(anima_bin, "export", str(archive)).returncode == 0
+    members = unpacked(archive.read_bytes())
+    manifest = json.loads(members[0][1])
+    entry = next(f for f in manifest["files"] if f["path"] == "notes/notes.md")
+    entry["mtime"] = mtime
+    data = json.dumps(manifest).encode()
+    head = tarfile.TarInfo("MANIFEST.json")
+    head.size = len(data)
+    bad = tmp_path / "bad.tar.zst"
+    bad.write_bytes(repacked([(head, data), *members[1:]]))
+    before = sorted(os.listdir(tmp_path))
+    r = anima(anima_bin, "import", str(bad), "--into", str(tmp_path / "new"))
+    assert (r.returncode, r.stdout) == (65, b"")
+    assert r.stderr.decode() == f"anima: manifest: 'notes/notes.md' has mtime {mtime!r}, which is no time\n"
+    assert sorted(os.listdir(tmp_path)) == before

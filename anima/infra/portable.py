@@ -166,6 +166,10 @@ def _manifest(tar) -> tuple[dict, dict, dict]:
         for entry in files.values():
             if not (isinstance(entry.get("sha256"), str) and isinstance(entry.get("size"), int)):
                 raise ValueError("files")
+            mtime = entry.get("mtime")  # os.utime takes no 1e300 (nor NaN): a time anima takes, or none
+            if mtime is not None and (isinstance(mtime, bool) or not isinstance(mtime, (int, float))
+                                      or not clock.EARLIEST <= mtime < clock.LATEST):
+                raise DataError(f"manifest: {entry['path']!r} has mtime {mtime!r}, which is no time")
     except (ValueError, KeyError, TypeError, AttributeError):
         raise DataError(f"not an anima export: {MANIFEST} is not a manifest") from None
     return manifest, dirs, files
