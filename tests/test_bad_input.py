@@ -171,3 +171,34 @@ def test_an_export_whose_manifest_has_no_time_for_a_file_is_65(anima_bin, home, 
     assert (r.returncode, r.stdout) == (65, b"")
     assert r.stderr.decode() == f"anima: manifest: 'notes/notes.md' has mtime {mtime!r}, which is no time\n"
     assert sorted(os.listdir(tmp_path)) == before
+
+
+@pytest.mark.parametrize("control, how", [("\x00", "stdin"), ("\x01", "stdin"), ("\x1b", "stdin"), ("\x7f", "stdin"),
+                                          ("\x01", "argument"), ("\x1b", "argument")])  # (argv holds no NUL)
+def test_a_note_with_a_control_character_is_65_and_never_reaches_the_prompt(anima_bin, lived, control, how):
+    before = snapshot(lived)
+    text = f"I keep{control} my notes plain."
+    if how == "argument":
+        r = anima(anima_bin, "note", "add", text)
+    else:
+        r = anima(anima_bin, "note", "add", "-", input=text.encode())
+    assert (r.returncode, r.stdout) == (65, b"")
+    assert r.stderr.decode() == ("anima: a note is plain text; this one holds the control character "
+                                 f"U+{ord(control):04X} at character 7\n")
+    assert snapshot(lived) == before
+    prompt = anima(anima_bin, "prompt").stdout
+    assert control.encode() not in prompt and b"my notes plain" not in prompt
+
+
+def test_the_agent_s_self_note_tool_refuses_a_control_character_too(anima_bin, lived):
+    before = snapshot(lived)
+    r = anima(anima_bin, "call", "self_note", input=b'{"text": "I keep\\u0000 my notes plain."}')
+    assert b"control character U+0000" in r.stdout + r.stderr
+    assert snapshot(lived) == before
+
+
+def test_a_thought_s_control_characters_are_dropped(anima_bin, lived):
+    r = anima(anima_bin, "think", "-", input=b"I wonder\x00 about\x1b[31m red.\n")
+    assert r.returncode == 0, r.stderr
+    now = (lived / "self" / "stream" / "now.md").read_text()
+    assert "I wonder about[31m red." in now and "\x00" not in now and "\x1b" not in now

@@ -14,6 +14,12 @@ def text_lines(text: str) -> str:
 
 
 
+def control_at(text: str) -> int | None:
+    """Where the first control character that text_lines drops is in `text`, or None."""
+    found = _CONTROL.search(text)
+    return found.start() if found else None
+
+
 def undecodable(value: str) -> str | None:
     """`value`, a string from the system (argv, the environment), shown with its undecodable
     bytes as \\xNN when it is not UTF-8 text; None when it is. Python hands such bytes over as
