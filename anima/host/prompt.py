@@ -117,8 +117,10 @@ def render(sections: list[Section], lang: str) -> str:
 class Context:
     """What the sections are built from."""
 
-    def __init__(self, home, cfg, cwd: str, lang: str, now: float, inputs: list | None = None):
+    def __init__(self, home, cfg, cwd: str, lang: str, now: float, inputs: list | None = None,
+                 freeze: bool = True):
         self.home, self.cfg, self.cwd, self.lang, self.now = home, cfg, cwd, lang, now
+        self.freeze = freeze  # whether the notes' ranking may be stored (notes/heat.json)
         self.inputs = inputs if inputs is not None else []  # every file read: the cache depends on them
         self.shown: set = set()  # ids of the items printed so far, so that no section repeats another
         self.sources: dict = {}  # section -> {what: sha256} of the files it printed, for log/injections.jsonl
@@ -181,7 +183,7 @@ def note_items(ctx: Context):
     store = Store(ctx.home)
     notes_text = ctx.read(store.file) or ""
     meta_text = ctx.read(store.meta_path)
-    order = store.prompt_order(notes_text, meta_text, ctx.cfg["notes.half_life_days"], ctx.now)
+    order = store.prompt_order(notes_text, meta_text, ctx.cfg["notes.half_life_days"], ctx.now, ctx.freeze)
     return [Item(n.id, n.text) for n in order]
 
 
@@ -374,20 +376,27 @@ def _prune(directory: str) -> None:
             pass
 
 
+def fresh(home, cwd: str, lang: str | None, names: list[str] | None, now: float, environ=os.environ,
+          freeze: bool = True) -> tuple[Prompt, Context]:
+    """The prompt assembled from the files (no cache), and what it was built from. `freeze`
+    False: the notes' ranking is not stored either, so nothing is written at all (doctor)."""
+    from anima.infra import config
+
+    cfg = config.load(home.config, environ)
+    ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], now, inputs=[home.config], freeze=freeze)
+    return assemble(ctx, names if names is not None else cfg["prompt.sections"]), ctx
+
+
 def build(home, cwd: str, lang: str | None, names: list[str] | None, now: float, environ=os.environ) -> Prompt:
     """The prompt for these inputs at `now`: from the cache when nothing changed, else
     assembled; the notes it printed count an injection, and the call is logged."""
-    from anima.infra import config
-
     cwd = os.path.abspath(cwd)
     key = cache_key(home, cwd, lang, names, environ)
     path = cache_path(home, key)
     prompt = cached(path, key)
     if prompt is None:
         started = clock.files_now_ns()
-        cfg = config.load(home.config, environ)
-        ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], now, inputs=[home.config])
-        prompt = assemble(ctx, names if names is not None else cfg["prompt.sections"])
+        prompt, ctx = fresh(home, cwd, lang, names, now, environ)
         store(path, key, prompt, ctx.inputs, started)
     try:
         record_injections(home, prompt.injected, now)

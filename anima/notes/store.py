@@ -184,8 +184,10 @@ class Store:
 
     # --- the prompt ----------------------------------------------------------------------
 
-    def prompt_order(self, notes_text: str, meta_text: str | None, half_life: int, now: float) -> list[Note]:
-        """The notes in injection order, frozen while notes.md and meta.json stay as they are."""
+    def prompt_order(self, notes_text: str, meta_text: str | None, half_life: int, now: float,
+                     freeze: bool = True) -> list[Note]:
+        """The notes in injection order, frozen while notes.md and meta.json stay as they are
+        (`freeze` False: a ranking not frozen yet is made, and not stored)."""
         notes = parse_notes(notes_text)
         if not notes:
             return []
@@ -196,6 +198,8 @@ class Store:
         if frozen.get("key") == key and set(frozen.get("order", [])) == set(by_id):
             return [by_id[i] for i in frozen["order"]]
         order = None
+        if not freeze:
+            return self.ranked(notes, self.meta(meta_text), usage, half_life, now)
         try:
             with self.lock():
                 usage = self.usage()

@@ -1,9 +1,10 @@
 """`anima doctor`: is this home healthy and wired? One line per check: OK, WARN or FAIL, with
 the fix.
 
-FAIL is what stops anima from working (no home, a config it cannot read, a model endpoint
-it cannot reach when one is configured); WARN is what works but is likely not what a person
-wants (cron not wired, a backlog, dead letters, a stale index, files others can read).
+FAIL is what stops anima from working (no home, a config it cannot read, a prompt that
+cannot be made, a model endpoint it cannot reach when one is configured); WARN is what works
+but is likely not what a person wants (cron not wired, a backlog, dead letters, a stale index,
+files others can read).
 """
 
 import os
@@ -75,6 +76,25 @@ def config_lines(home) -> tuple[list[Line], dict | None]:
     return lines, cfg
 
 
+def prompt_lines(home, now, environ):
+    """Whether `anima prompt` can run: it is assembled as prompt assembles it, from the files,
+    with none of its side effects (no cache entry, no injection counted, no log line)."""
+    from anima.host import prompt
+    from anima.infra.errors import AnimaError, os_error_code, os_error_message
+
+    try:
+        made, _ = prompt.fresh(home, os.getcwd(), None, None, now, environ, freeze=False)
+    except AnimaError as e:
+        yield Line(FAIL, "prompt", f"anima prompt fails: {e}", "correct the file it names; see anima-home(5)")
+        return
+    except OSError as e:
+        if os_error_code(e) is None:
+            raise
+        yield Line(FAIL, "prompt", f"anima prompt fails: {os_error_message(e)}", "correct the file it names")
+        return
+    yield Line(OK, "prompt", f"anima prompt assembles {len(made.text)} characters")
+
+
 def index_lines(home, cfg):
     from anima.recall import index
 
@@ -110,7 +130,7 @@ def queue_lines(home):
         yield Line(OK, "queues", f"{waiting} waiting, none older than {BACKLOG_LATE_SEC // 60} min")
     if m["dead_letters"]:
         yield Line(WARN, "dead letters", f"{m['dead_letters']} in pipeline/dead_letter/",
-                   "`anima queue ls dead_letter` shows why; `anima queue retry ID` replays one")
+                   "`anima queue ls dead` shows why; `anima queue retry NAME` replays one")
     else:
         yield Line(OK, "dead letters", "none")
 
@@ -225,7 +245,7 @@ def run(home, now: float, environ=os.environ) -> list[Line]:
     lines.extend(more)
     if cfg is None:
         return lines
-    for more in (index_lines(home, cfg), queue_lines(home), tick_lines(home, now),
-                 consolidate_lines(home, now), model_lines(home, cfg, now, environ)):
+    for more in (prompt_lines(home, now, environ), index_lines(home, cfg), queue_lines(home),
+                 tick_lines(home, now), consolidate_lines(home, now), model_lines(home, cfg, now, environ)):
         lines.extend(more)
     return lines
