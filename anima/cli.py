@@ -91,9 +91,13 @@ class AnimaGroup(click.Group):
         if "anima.infra.fs" in sys.modules:  # one process may run many commands (tests, the MCP server)
             sys.modules["anima.infra.fs"].CHANGED.clear()
         try:
-            result = super().invoke(ctx)
-        except BrokenPipeError:
-            result = reader_gone()
+            try:
+                result = super().invoke(ctx)
+            except BrokenPipeError:
+                result = reader_gone()
+            # inside the handler: whatever escapes the commit (a bug) is one line and 70, never
+            # a traceback with click's 1
+            _autocommit(ctx)
         except AnimaError as e:
             if os.environ.get("ANIMA_DEBUG") == "1":
                 raise
@@ -106,14 +110,17 @@ class AnimaGroup(click.Group):
             fail(os_error_message(e), os_error_code(e))
         except Exception as e:
             _internal(e)
-        if ctx.obj is not None and "anima.words" in ctx.meta and ctx.meta["anima.words"][0][0] != "prompt" \
-                and os.path.exists(os.path.join(ctx.obj.root, ".git")):  # one stat: the hot path pays no more
-            from anima.infra import git
-
-            path, rest = ctx.meta["anima.words"]
-            git.after(ctx.obj, path, rest, ctx.meta.get("anima.commit"),
-                             lambda m: click.echo(f"anima: {m}", err=True))
         return result
+
+
+def _autocommit(ctx) -> None:
+    """git.autocommit: commit what the command changed, when the home is a git work tree."""
+    if ctx.obj is not None and "anima.words" in ctx.meta and ctx.meta["anima.words"][0][0] != "prompt" \
+            and os.path.exists(os.path.join(ctx.obj.root, ".git")):  # one stat: the hot path pays no more
+        from anima.infra import git
+
+        path, rest = ctx.meta["anima.words"]
+        git.after(ctx.obj, path, rest, ctx.meta.get("anima.commit"), lambda m: click.echo(f"anima: {m}", err=True))
 
 
 def _internal(e: Exception):

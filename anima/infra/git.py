@@ -20,6 +20,9 @@ the change itself was made.
 import os
 import subprocess
 
+from anima.infra.errors import AnimaError, os_error_code, os_error_message
+
+NOT_COMMITTED = "git.autocommit: the change is made but not committed"
 EXCLUDED = ("pipeline", "log", "notes/heat.json")
 MESSAGE_MAX = 72
 
@@ -74,8 +77,6 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn) -> s
         changed = [p for p in changed if p not in set(ignored.stdout.splitlines())]
     if not changed:
         return None
-    from anima.infra import fs
-
     text = chosen or message(path, rest)
     present = [p for p in changed if os.path.lexists(os.path.join(home.root, p))]
     gone = [p for p in changed if p not in present]
@@ -85,6 +86,18 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn) -> s
         changed = present + gone
         if not changed:
             return None
+    try:
+        return _commit(home, present, gone, changed, text, warn)
+    except (AnimaError, OSError) as e:  # a symlinked lock, a read-only .git: git's own failures are no worse
+        if isinstance(e, OSError) and os_error_code(e) is None:
+            raise
+        warn(f"warning: {NOT_COMMITTED}: {os_error_message(e) if isinstance(e, OSError) else e}")
+        return None
+
+
+def _commit(home, present: list[str], gone: list[str], changed: list[str], text: str, warn) -> str | None:
+    from anima.infra import fs
+
     # one committer at a time: git's own index.lock would make the loser fail, not wait
     with fs.locked(os.path.join(home.root, ".git", "anima-autocommit"), what="git.autocommit"):
         steps = []
@@ -102,8 +115,7 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn) -> s
                     ("tell me who you are" in done.stderr or "empty ident" in done.stderr):
                 done = _git(home, "-c", "user.name=anima", "-c", "user.email=anima@localhost", *step)
             if done.returncode != 0:
-                warn("warning: git.autocommit: the change is made but not committed: "
-                     + " ".join(done.stderr.split())[:200])
+                warn(f"warning: {NOT_COMMITTED}: " + " ".join(done.stderr.split())[:200])
                 return None
     fs.CHANGED.clear()  # committed: a later call in this process (anima mcp) must not commit them again
     return text
