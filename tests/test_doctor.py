@@ -263,3 +263,27 @@ def test_the_dead_letter_fix_names_commands_that_work(anima_bin, home):
         r = subprocess.run([anima_bin, *argv], capture_output=True, text=True)
         assert r.returncode == 0, (command, r.stderr)
     assert (inbox / "event_1.json").exists()  # retried: back where it came from
+
+
+@pytest.mark.parametrize("target", ["a directory outside", "nothing"])
+def test_a_symlink_in_the_home_gets_rm_as_its_fix_not_chmod(anima_bin, home, tmp_path, target):
+    import subprocess
+
+    for args in (("init", "--lang", "en"), ("tick",)):
+        assert subprocess.run([anima_bin, *args], capture_output=True).returncode == 0
+    outside = tmp_path / "outside"
+    if target == "a directory outside":
+        outside.mkdir()
+    if (home / "hooks").exists():
+        (home / "hooks").rmdir()
+    (home / "hooks").symlink_to(outside)
+    r = subprocess.run([anima_bin, "doctor"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = lines(r)
+    assert got["permissions"][0] == "OK"
+    keep = f", then `cp -a {outside} {home}/hooks` to keep a copy of what it pointed to" if outside.exists() else ""
+    assert got["links"] == ["WARN", "links", f"1 symbolic link in the home, which anima refuses to write through "
+                            f"(first: hooks -> {outside})",
+                            f"`rm {home}/hooks`{keep}; `anima check --only mode` lists them all"]
+    subprocess.run(["rm", f"{home}/hooks"], check=True)  # the fix, as given
+    assert "links" not in lines(subprocess.run([anima_bin, "doctor"], capture_output=True, text=True))

@@ -46,13 +46,23 @@ def home_lines(home):
     mode = stat.S_IMODE(os.stat(home.root).st_mode)
     from anima.trust import check
 
-    loose = list(check.modes(home, None))
+    found = list(check.modes(home, None))
+    links = [f for f in found if os.path.islink(home.path(f.where))]
+    loose = [f for f in found if f not in links]
     if loose:
-        yield Line(WARN, "permissions", f"{len(loose)} files or directories others may read or that are links "
+        yield Line(WARN, "permissions", f"{len(loose)} files or directories others may read "
                    f"(first: {loose[0].where}: {loose[0].what})",
                    f"chmod -R go-rwx {home.root}; `anima check --only mode`")
     else:
         yield Line(OK, "permissions", f"{home.root} is {mode:04o}; every file 0600, every directory 0700")
+    if links:  # no mode makes a link safe: anima refuses to write through one, so it has to go
+        link = home.path(links[0].where)
+        target = os.readlink(link)
+        keep = f", then `cp -a {os.path.realpath(link)} {link}` to keep a copy of what it pointed to" \
+            if os.path.exists(link) else ""
+        yield Line(WARN, "links", f"{len(links)} symbolic link{'s' if len(links) != 1 else ''} in the home, "
+                   f"which anima refuses to write through (first: {links[0].where} -> {target})",
+                   f"`rm {link}`{keep}; `anima check --only mode` lists them all")
 
 
 def config_lines(home) -> tuple[list[Line], dict | None]:
