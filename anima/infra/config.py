@@ -218,6 +218,9 @@ SETTINGS: dict[str, Setting] = {
     "llm.model": Setting("gpt-4o-mini", "The model the openai backend asks for.", "text"),
     "llm.timeout_sec": Setting(
         60, "Seconds a model call may take; past it the command exits 69 and nothing is lost.", "int", 1, 3600),
+    "llm.max_answer_bytes": Setting(
+        1048576, "Largest answer a model backend may send, in bytes (the HTTP body for openai, stdout for "
+        "cmd:); the reading stops there, and the command exits 69 with nothing lost.", "int", 1024, 1073741824),
     "llm.max_calls_per_hour": Setting(
         60, "Model calls in any hour at most (log/llm.jsonl counts them); when spent, the rules backend "
         "takes over until the hour has passed. 0: never call a model.", "int", 0, 1000000),
