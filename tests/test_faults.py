@@ -178,3 +178,18 @@ def test_a_directory_for_notes_md_is_73_naming_it(anima_bin, home):
     for argv in (("note", "list"), ("prompt",), ("note", "add", "I like to check twice.")):
         r = anima(anima_bin, *argv)
         assert (r.returncode, r.stdout, r.stderr) == (73, "", f"anima: {home}/notes/notes.md: Is a directory\n"), argv
+
+
+def test_an_import_onto_a_full_disk_is_74_naming_the_file_and_leaves_nothing(anima_bin, full_disk, tmp_path):
+    lived_in(anima_bin)
+    archive = tmp_path / "self.tar.zst"
+    assert anima(anima_bin, "export", str(archive)).returncode == 0
+    full_disk.fill()
+    before = sorted(os.listdir(full_disk.mount))
+    target = os.path.join(full_disk.mount, "new")
+    r = anima(anima_bin, "--home", target, "import", str(archive), preexec=full_disk.preexec)
+    why = "No space left on device" if full_disk.mounted else "File too large"
+    assert (r.returncode, r.stdout) == (74, ""), (full_disk.how, r.stderr)
+    assert r.stderr.startswith(f"anima: {target}/") and r.stderr.endswith(f": {why}\n"), r.stderr
+    assert r.stderr.count("\n") == 1
+    assert sorted(os.listdir(full_disk.mount)) == before  # no home, no staging directory

@@ -175,7 +175,7 @@ def _manifest(tar) -> tuple[dict, dict, dict]:
     return manifest, dirs, files
 
 
-def _unpack(tar, stage: str, dirs: dict, files: dict) -> None:
+def _unpack(tar, stage: str, target: str, dirs: dict, files: dict) -> None:
     seen = set()
     while (member := tar.next()) is not None:  # iterating would yield the manifest again
         name = member.name
@@ -195,10 +195,14 @@ def _unpack(tar, stage: str, dirs: dict, files: dict) -> None:
         os.makedirs(os.path.dirname(dest), mode=0o700, exist_ok=True)
         h = hashlib.sha256()
         src = tar.extractfile(member)
-        with open(dest, "xb") as f:
-            while chunk := src.read(_CHUNK):
-                h.update(chunk)
-                f.write(chunk)
+        try:
+            with open(dest, "xb") as f:
+                while chunk := src.read(_CHUNK):
+                    h.update(chunk)
+                    f.write(chunk)
+        except OSError as e:  # (a write names no file) the staging copy goes: name the file of the home
+            e.filename, e.filename2 = os.path.join(target, name), None
+            raise
         if h.hexdigest() != entry["sha256"]:
             raise DataError(f"{name}: its sha256 is not the manifest's (refused; nothing written)")
         os.chmod(dest, entry["mode"] & 0o777)
@@ -225,7 +229,7 @@ def import_(source, target: str) -> dict:
             with zstandard.ZstdDecompressor().stream_reader(source, closefd=False) as z, \
                     tarfile.open(fileobj=z, mode="r|") as tar:
                 manifest, dirs, files = _manifest(tar)
-                _unpack(tar, stage, dirs, files)
+                _unpack(tar, stage, target, dirs, files)
         except (tarfile.TarError, zstandard.ZstdError, EOFError, OSError) as e:
             if isinstance(e, OSError) and e.errno is not None:
                 raise
