@@ -12,7 +12,7 @@ import sys
 import click
 
 from anima import __version__
-from anima.infra.errors import SOFTWARE, AnimaError
+from anima.infra.errors import DATAERR, SOFTWARE, AnimaError, os_error_code, os_error_message
 
 # name -> (module:attribute, one-line help)
 COMMANDS = {
@@ -76,29 +76,52 @@ class AnimaGroup(click.Group):
         ctx.meta["anima.words"] = (path, list(rest))
         return name, cmd, args[1:]
 
+    def parse_args(self, ctx, args):
+        """Refuse an argument that is not UTF-8 before any command sees it: every file anima
+        writes is UTF-8, and such a string cannot be written to one."""
+        from anima.infra.text import undecodable
+
+        for number, arg in enumerate(args, 1):
+            shown = undecodable(arg)
+            if shown is not None:
+                fail(f"argument {number} '{shown}': not valid UTF-8; anima takes UTF-8 text", DATAERR)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx):
         if "anima.infra.fs" in sys.modules:  # one process may run many commands (tests, the MCP server)
             sys.modules["anima.infra.fs"].CHANGED.clear()
         try:
-            result = super().invoke(ctx)
+            try:
+                result = super().invoke(ctx)
+            except BrokenPipeError:
+                result = reader_gone()
+            # inside the handler: whatever escapes the commit (a bug) is one line and 70, never
+            # a traceback with click's 1
+            _autocommit(ctx)
         except AnimaError as e:
             if os.environ.get("ANIMA_DEBUG") == "1":
                 raise
             fail(str(e), e.exit_code)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt, BrokenPipeError):
+        except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
             raise
+        except OSError as e:  # the one place a refused file operation gets its status (73, 74)
+            if os.environ.get("ANIMA_DEBUG") == "1" or os_error_code(e) is None:
+                _internal(e)
+            fail(os_error_message(e), os_error_code(e))
         except Exception as e:
-            if os.environ.get("ANIMA_DEBUG") == "1":
-                raise
-            fail(f"internal error: {type(e).__name__}: {e} (ANIMA_DEBUG=1 shows the traceback)", SOFTWARE)
-        if ctx.obj is not None and "anima.words" in ctx.meta and ctx.meta["anima.words"][0][0] != "prompt" \
-                and os.path.exists(os.path.join(ctx.obj.root, ".git")):  # one stat: the hot path pays no more
-            from anima.infra import git
-
-            path, rest = ctx.meta["anima.words"]
-            git.after(ctx.obj, path, rest, ctx.meta.get("anima.commit"),
-                      lambda m: click.echo(f"anima: {m}", err=True), mask=_mask_private)
+            _internal(e)
         return result
+
+
+def _autocommit(ctx) -> None:
+    """git.autocommit: commit what the command changed, when the home is a git work tree."""
+    if ctx.obj is not None and "anima.words" in ctx.meta and ctx.meta["anima.words"][0][0] != "prompt" \
+            and os.path.exists(os.path.join(ctx.obj.root, ".git")):  # one stat: the hot path pays no more
+        from anima.infra import git
+
+        path, rest = ctx.meta["anima.words"]
+        git.after(ctx.obj, path, rest, ctx.meta.get("anima.commit"),
+                  lambda m: click.echo(f"anima: {m}", err=True), mask=_mask_private)
 
 
 def _mask_private(text: str, cfg) -> str:
@@ -107,6 +130,25 @@ def _mask_private(text: str, cfg) -> str:
     from anima.notes import privacy
 
     return privacy.masked(text, cfg)
+
+
+def _internal(e: Exception):
+    """A bug in anima: one line, exit 70; ANIMA_DEBUG=1 shows the traceback instead."""
+    if os.environ.get("ANIMA_DEBUG") == "1":
+        raise e
+    fail(f"internal error: {type(e).__name__}: {e} (ANIMA_DEBUG=1 shows the traceback)", SOFTWARE)
+
+
+def reader_gone() -> None:
+    """The reader of stdout went away (`| head`): what it wanted it has, so the command ends
+    quietly with 0, never with click's 1 (which means "nothing matched"). stdout then points
+    at /dev/null, so that nothing flushed later meets the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # a stdout without a descriptor (in-process runs): nothing to redirect
+        pass
+    os.close(devnull)
 
 
 def fail(message: str, code: int):
@@ -137,7 +179,7 @@ class LazyGroup(AnimaGroup):
 
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
 @click.option("--home", metavar="DIR", envvar="ANIMA_HOME", show_envvar=True,
-              type=click.Path(file_okay=False), help="The anima home.  [default: ~/.anima]")
+              help="The anima home.  [default: ~/.anima]")
 @click.version_option(__version__, "--version", prog_name="anima", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx, home):
@@ -147,9 +189,13 @@ def cli(ctx, home):
     puts into its system prompt each turn. See anima(1).
     """
     from anima.infra.home import Home, default_root
+    from anima.infra.text import undecodable
 
+    if home and undecodable(home) is not None:  # from ANIMA_HOME (an argument was checked already)
+        fail(f"ANIMA_HOME '{undecodable(home)}': not valid UTF-8; anima takes UTF-8 paths", DATAERR)
     os.umask(0o077)  # everything anima creates is the user's alone: dirs 0700, files 0600
     ctx.obj = Home(home or default_root())
+    ctx.obj.check()
 
 
 def main():

@@ -175,3 +175,100 @@ def interruptible():
     """preexec_fn for a child that must take Ctrl-C: SIGINT back to its default, which a
     runner started in the background (SIGINT ignored) would otherwise pass on."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _as_root(*argv) -> bool:
+    """Run a mount(8)-like command; whether it worked (root with CAP_SYS_ADMIN)."""
+    return os.geteuid() == 0 and subprocess.run(argv, capture_output=True).returncode == 0
+
+
+class ReadOnly:
+    """A directory made read-only for real, the way a user meets it: a read-only bind mount of
+    it over itself when the tests run as root (root ignores mode bits: CI), else its mode bits
+    (an ordinary user is bound by them). `how` says which; `undo()` restores it."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        if _as_root("mount", "--bind", self.path, self.path):
+            if not _as_root("mount", "-o", "remount,bind,ro", self.path):
+                subprocess.run(["umount", self.path], check=True)
+                raise AssertionError(f"cannot remount {self.path} read-only")
+            self.how = "a read-only bind mount"
+        else:
+            assert os.geteuid() != 0, "root without mount(8): no real way to make a read-only home here"
+            subprocess.run(["chmod", "-R", "a-w", self.path], check=True)
+            self.how = "mode bits (a-w)"
+
+    def undo(self):
+        if self.how is None:
+            return
+        if self.how.startswith("a read-only bind mount"):
+            subprocess.run(["umount", self.path], check=True)
+        else:
+            subprocess.run(["chmod", "-R", "u+w", self.path], check=True)
+        self.how = None
+
+
+@pytest.fixture
+def read_only():
+    """read_only(path) makes `path` read-only until the test ends."""
+    made = []
+
+    def make(path):
+        made.append(ReadOnly(path))
+        return made[-1]
+
+    yield make
+    for r in reversed(made):
+        r.undo()
+
+
+class FullDisk:
+    """A home on a disk that fills for real: a small tmpfs mounted at `mount`, the home in it,
+    when the tests run as root (CI). An ordinary user cannot mount one: the commands then run
+    with RLIMIT_FSIZE (`limit`, 0 once full), so a write past it fails with EFBIG as a full
+    disk's fails with ENOSPC, a real refusal by the kernel either way. `how` says which; run
+    commands with `preexec_fn=disk.preexec`."""
+
+    SIZE = "8m"
+
+    def __init__(self, mount):
+        self.mount = str(mount)
+        os.makedirs(self.mount, exist_ok=True)
+        self.mounted = _as_root("mount", "-t", "tmpfs", "-o", f"size={self.SIZE},mode=0700", "tmpfs", self.mount)
+        assert self.mounted or os.geteuid() != 0, "root without mount(8): no real way to fill a disk here"
+        self.how = "a full tmpfs" if self.mounted else "RLIMIT_FSIZE in the child"
+        self.home = os.path.join(self.mount, "home")
+        self.limit = None
+
+    def fill(self):
+        """Fill the disk: no block left on the tmpfs (the last page of a file may still have
+        room, as on any disk), or, without one, no byte may be written at all."""
+        if self.mounted:
+            with open(os.path.join(self.mount, "filler"), "wb", buffering=0) as f:
+                try:
+                    while True:
+                        f.write(b"\0" * 65536)
+                except OSError:  # ENOSPC: full
+                    pass
+        else:
+            self.limit = 0
+
+    def preexec(self):
+        if self.limit is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_FSIZE, (self.limit, self.limit))
+
+    def close(self):
+        if self.mounted:
+            subprocess.run(["umount", "-l", self.mount], check=True)
+
+
+@pytest.fixture
+def full_disk(tmp_path, monkeypatch):
+    """A FullDisk whose home is ANIMA_HOME for the test (not filled yet: call fill())."""
+    disk = FullDisk(tmp_path / "disk")
+    monkeypatch.setenv("ANIMA_HOME", disk.home)
+    yield disk
+    disk.close()

@@ -114,3 +114,30 @@ def test_no_git_on_path_is_a_warning_not_a_failed_command(run, home, git_env, an
     assert r.stderr == ("anima: warning: git.autocommit: the change is made but not committed: "
                         "git: No such file or directory\n")
     assert "I like to check my work twice." in (home / "notes" / "notes.md").read_text()
+
+
+@pytest.mark.parametrize("fault", ["a symlink for its lock", "a read-only .git"])
+def test_a_commit_anima_cannot_make_is_a_warning_not_a_failed_command(run, home, git_env, anima_bin,
+                                                                      read_only, tmp_path, fault):
+    """What anima itself refuses while committing (a symlink for its lock, a .git that takes
+    no write) is a warning like git's own failures, never a traceback with exit 1: the change
+    itself was made."""
+    repo_home(run, home)
+    lock = home / "..git.lock"  # fs.lock_path of .git
+    if lock.exists():
+        lock.unlink()
+    if fault == "a symlink for its lock":
+        lock.symlink_to(tmp_path / "elsewhere")
+        why = f"{lock}: is a symbolic link; anima reads and writes only plain files here"
+    else:  # git itself cannot make its index.lock
+        ro = read_only(home / ".git")
+        why = f"fatal: Unable to create '{home}/.git/index.lock': " + \
+            ("Read-only file system" if ro.how.startswith("a read-only") else "Permission denied")
+    before = subjects(home)
+    r = subprocess.run([anima_bin, "note", "add", "I like to check my work twice."], capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (0, f"anima: warning: git.autocommit: the change is made but not committed: "
+                                           f"{why}\n")
+    assert r.stdout.startswith("n")
+    assert "I like to check my work twice." in (home / "notes" / "notes.md").read_text()
+    assert subjects(home) == before
+    assert not (tmp_path / "elsewhere").exists()

@@ -211,7 +211,7 @@ def test_every_exit_status_is_in_anima_1():
     from anima.infra import errors
 
     codes = {v for k, v in vars(errors).items() if k.isupper() and isinstance(v, int)}
-    assert codes == {0, 1, 2, 65, 69, 70, 75, 77, 78}
+    assert codes == {0, 1, 2, 65, 69, 70, 73, 74, 75, 77, 78}
     table = exit_table()
     assert sorted(table) == sorted(codes)
     assert [c for c, meaning in table.items() if not meaning.strip()] == []

@@ -191,3 +191,99 @@ def test_a_file_s_age_is_the_file_clock_s_not_her_time(run, home):
     assert lines(run("doctor", env=later))["queues"][0] == "OK"
     age = json.loads(run("metrics", "--json", env=later).stdout)["queues"]["message"]["oldest_age_sec"]
     assert 0 <= age < 600
+
+
+def _break_yaml(home):
+    path = home / "self" / "blocks" / "direction.md"
+    text = path.read_text().split("\n")
+    text[1] = "key: [unclosed"
+    path.write_text("\n".join(text))
+
+
+def _break_notes_utf8(home):
+    with open(home / "notes" / "notes.md", "ab") as f:
+        f.write(b"I am \xff broken.\n")
+
+
+def _break_meta_json(home):
+    (home / "notes" / "meta.json").write_text("{not json")
+
+
+def _break_facts(home):
+    (home / "facts" / "facts.jsonl").write_bytes(b"\xff\xfe\n")
+
+
+def _nothing(home):
+    pass
+
+
+@pytest.mark.parametrize("damage", [_break_yaml, _break_notes_utf8, _break_meta_json, _break_facts, _nothing])
+def test_doctor_fails_exactly_when_prompt_fails_and_writes_nothing(anima_bin, home, damage):
+    """doctor assembles the prompt as `anima prompt` does, without its side effects: no cache
+    entry, no injection counted, no line in log/injections.jsonl, no frozen ranking."""
+    import subprocess
+
+    def anima(*args):
+        return subprocess.run([anima_bin, *args], capture_output=True, text=True)
+
+    for args in (("init", "--lang", "en"), ("note", "add", "I read the file before I answer."), ("tick",)):
+        assert anima(*args).returncode == 0
+    damage(home)
+    before = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
+    doctor = anima("doctor")
+    assert {p: p.read_bytes() for p in home.rglob("*") if p.is_file()} == before  # cache/ included
+    prompt = anima("prompt")
+    got = lines(doctor)
+    if prompt.returncode == 0:
+        assert got["prompt"] == ["OK", "prompt", f"anima prompt assembles {len(prompt.stdout)} characters"]
+    else:
+        assert doctor.returncode == 1 and "1 check failed" in doctor.stderr
+        why = prompt.stderr.removeprefix("anima: ").rstrip("\n")
+        assert got["prompt"] == ["FAIL", "prompt", f"anima prompt fails: {why}",
+                                 "correct the file it names; see anima-home(5)"]
+    assert (prompt.returncode == 0) == (damage is _nothing)
+
+
+def test_the_dead_letter_fix_names_commands_that_work(anima_bin, home):
+    import re
+    import shlex
+    import subprocess
+
+    for args in (("init", "--lang", "en"), ("tick",)):
+        assert subprocess.run([anima_bin, *args], capture_output=True).returncode == 0
+    inbox = home / "pipeline" / "inbox" / "pending"
+    inbox.mkdir(parents=True, exist_ok=True)
+    (inbox / "event_1.json").write_text("{not json")
+    assert subprocess.run([anima_bin, "preprocess"], capture_output=True).returncode == 0
+    fix = lines(subprocess.run([anima_bin, "doctor"], capture_output=True, text=True))["dead letters"][3]
+    commands = re.findall(r"`anima ([^`]+)`", fix)
+    assert len(commands) == 2, fix
+    for command in commands:
+        argv = [word if word != "NAME" else "event_1.json" for word in shlex.split(command)]
+        r = subprocess.run([anima_bin, *argv], capture_output=True, text=True)
+        assert r.returncode == 0, (command, r.stderr)
+    assert (inbox / "event_1.json").exists()  # retried: back where it came from
+
+
+@pytest.mark.parametrize("target", ["a directory outside", "nothing"])
+def test_a_symlink_in_the_home_gets_rm_as_its_fix_not_chmod(anima_bin, home, tmp_path, target):
+    import subprocess
+
+    for args in (("init", "--lang", "en"), ("tick",)):
+        assert subprocess.run([anima_bin, *args], capture_output=True).returncode == 0
+    outside = tmp_path / "outside"
+    if target == "a directory outside":
+        outside.mkdir()
+    if (home / "hooks").exists():
+        (home / "hooks").rmdir()
+    (home / "hooks").symlink_to(outside)
+    r = subprocess.run([anima_bin, "doctor"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = lines(r)
+    assert got["permissions"][0] == "OK"
+    keep = f", then `cp -a {outside} {home}/hooks` to keep a copy of what it pointed to" if outside.exists() else ""
+    assert got["links"] == ["WARN", "links", f"1 symbolic link in the home, which anima refuses to write through "
+                            f"(first: hooks -> {outside})",
+                            f"`rm {home}/hooks`{keep}; `anima check --only mode` lists them all"]
+    subprocess.run(["rm", f"{home}/hooks"], check=True)  # the fix, as given
+    assert "links" not in lines(subprocess.run([anima_bin, "doctor"], capture_output=True, text=True))

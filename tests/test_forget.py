@@ -2,7 +2,9 @@
 
 import json
 import os
+import subprocess
 
+import pytest
 import zstandard
 
 from conftest import kill_when, snapshot
@@ -325,3 +327,67 @@ def test_kill_9_of_a_stream_forget_leaves_every_file_old_or_new_and_the_next_run
         assert grep(copy, "Zanzibar") == []
     assert killed >= 6 and midway >= 3, (killed, midway)
     print(f"{killed} killed, {midway} in the middle of writing")
+
+
+def _frames(*groups) -> bytes:
+    """A zstd file of one frame per group of transcript lines."""
+    return b"".join(zstandard.ZstdCompressor().compress("".join(json.dumps(x) + "\n" for x in group).encode())
+                    for group in groups)
+
+
+HEAD = [{"type": "session", "id": "s3"}, {"role": "user", "content": SECRET, "ts": 1.0}]
+TAIL = [{"role": "user", "content": "I also keep bees, " + "very " * 200 + "many.", "ts": 2.0}]
+
+
+def _damaged(kind: str) -> bytes:
+    whole = _frames(HEAD, TAIL)
+    if kind == "truncated, nothing readable":
+        one = _frames(HEAD + TAIL)
+        return one[:len(one) // 2]
+    if kind == "truncated after its first frame":
+        return whole[:-20]
+    return whole[:len(_frames(HEAD)) + 8] + b"\xff" * 16 + whole[len(_frames(HEAD)) + 24:]  # corrupt
+
+
+@pytest.mark.parametrize("kind", ["truncated, nothing readable", "truncated after its first frame", "corrupt"])
+def test_forget_a_session_removes_its_damaged_transcript_too(anima_bin, home, kind):
+    """A transcript recall skips (nothing readable) or reads in part still holds the words:
+    `forget --session` finds it, by its id or else by its name, and removes it whole; so too
+    a second copy with the same id, which recall skips."""
+    def anima(*args):
+        return subprocess.run([anima_bin, *args], capture_output=True, text=True)
+
+    assert anima("init", "--lang", "en").returncode == 0
+    assert anima("session", "append", "--session", "s2", "--role", "user", KEPT + ".").returncode == 0
+    sessions = home / "sessions"
+    (sessions / "s3.jsonl.zst").write_bytes(_damaged(kind))
+    (sessions / "copy").mkdir()
+    (sessions / "copy" / "s3.jsonl").write_text("".join(json.dumps(x) + "\n" for x in HEAD))
+    r = anima("forget", "--session", "s3", "--yes")
+    assert r.returncode == 0, r.stderr
+    what = "unreadable transcript" if kind == "truncated, nothing readable" else "transcript"
+    assert [line.split("\t") for line in r.stdout.splitlines()][:2] == [
+        ["transcript", "sessions/copy/s3.jsonl"], [what, "sessions/s3.jsonl.zst"]]
+    assert r.stderr == ""  # no warning about the files it removes
+    assert sorted(p.name for p in sessions.rglob("*") if not p.name.startswith(".")) == ["copy", "s2.jsonl"]
+    assert grep(home, "Ottoline") == []
+    assert "Cremona" in anima("recall", "Cremona").stdout
+    assert anima("forget", "--session", "s3", "--yes").returncode == 1  # nothing left of it
+
+
+@pytest.mark.parametrize("kind, line", [("truncated after its first frame", 2), ("corrupt", 2),
+                                        ("truncated, nothing readable", 2), ("truncated after its first frame", 3)])
+def test_a_turn_of_a_damaged_compressed_transcript_is_65_and_changes_nothing(anima_bin, home, kind, line):
+    """Blanking one turn means writing the file again, which would drop its unreadable rest:
+    refused, naming the --session that removes it whole."""
+    assert subprocess.run([anima_bin, "init", "--lang", "en"], capture_output=True).returncode == 0
+    (home / "sessions" / "s3.jsonl.zst").write_bytes(_damaged(kind))
+    before = snapshot(home)
+    r = subprocess.run([anima_bin, "forget", "--source", f"sessions/s3.jsonl.zst:{line}", "--yes"],
+                       capture_output=True, text=True)
+    why = "corrupt zstd data" if kind == "corrupt" else "truncated zstd data (the last frame is incomplete)"
+    assert (r.returncode, r.stdout) == (65, "")
+    last = r.stderr.splitlines()[-1]
+    assert last.startswith(f"anima: --source 'sessions/s3.jsonl.zst:{line}': sessions/s3.jsonl.zst is damaged ({why}")
+    assert last.endswith("), so one turn cannot be blanked in place; `anima forget --session s3` removes the whole file")
+    assert snapshot(home) == before

@@ -14,7 +14,7 @@ import pytest
 
 from anima.stream import echo
 
-from conftest import NOW_TS, kill_after
+from conftest import NOW_TS, kill_after, wait_until
 
 pytestmark = pytest.mark.usefixtures("utc")
 
@@ -649,3 +649,131 @@ def test_a_compromised_model_forges_no_decision(run, home, model, reflection):
     assert queued(home) == [] and now_md(home) == before
     (reason,) = reasons(home)
     assert reason["what"] == "reflection"
+
+
+# --- the size of an answer ------------------------------------------------------------------
+
+class Flood:
+    """A chat-completions endpoint that answers `how`: with a body longer than any cap (its
+    length said, or chunked without end), gzip-encoded, or as an error with a body without end.
+    It records the headers of every request and whether the client went away mid-body."""
+
+    def __init__(self, how: str):
+        self.how, self.headers, self.left = how, [], []
+        flood = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                flood.headers.append(dict(self.headers))
+                piece = b'{"choices": [{"message": {"content": "' + b"A" * 65536
+                try:
+                    if flood.how == "gzip":
+                        import gzip
+
+                        raw = gzip.compress(b" " * (64 << 20))  # 64 MiB of spaces, 64 KiB on the wire
+                        self.send_response(200)
+                        self.send_header("Content-Encoding", "gzip")
+                        self.send_header("Content-Length", str(len(raw)))
+                        self.end_headers()
+                        self.wfile.write(raw)
+                        return
+                    self.send_response(500 if flood.how == "endless error" else 200)
+                    self.send_header("Content-Type", "application/json")
+                    if flood.how == "said length":
+                        self.send_header("Content-Length", str(90 << 20))
+                        self.end_headers()
+                    else:
+                        self.send_header("Transfer-Encoding", "chunked")
+                        self.end_headers()
+                    while True:  # until the client goes away
+                        if flood.how == "said length":
+                            self.wfile.write(piece)
+                        else:
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    flood.left.append(True)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _bin(anima_bin, *args, env=None):
+    import os
+    import subprocess
+
+    return subprocess.run([anima_bin, *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **(env or {})})
+
+
+def _one_event(anima_bin):
+    for args in (("init", "--lang", "en"), ("config", "set", "llm.max_answer_bytes", "200000"),
+                 ("say", "are you there?", "--speaker", "Alice"), ("preprocess",)):
+        r = _bin(anima_bin, *args)
+        assert r.returncode == 0, (args, r.stderr)
+
+
+@pytest.mark.parametrize("how", ["said length", "chunked without end", "endless error", "gzip"])
+def test_an_answer_past_the_cap_is_not_read_further_and_is_69(anima_bin, home, how):
+    """A model that answers without end (or says it will) costs at most llm.max_answer_bytes:
+    the reading stops, the connection goes, the event waits, and the log says why."""
+    flood = Flood(how)
+    try:
+        _one_event(anima_bin)
+        started = time.monotonic()
+        r = _bin(anima_bin, "internalize", "--llm", "openai",
+                 env={"OPENAI_BASE_URL": flood.url, "OPENAI_API_KEY": "sk-test"})
+        took = time.monotonic() - started
+    finally:
+        flood.close()
+    if how == "gzip":
+        why = "the answer came gzip-encoded, not as asked (identity): its size cannot be bounded"
+    else:
+        why = "the answer is longer than 200000 bytes (llm.max_answer_bytes); not read further"
+    assert (r.returncode, r.stdout, r.stderr) == (69, "", f"anima: model backend openai: {why}\n")
+    assert took < 30  # (read to its end, the body has none)
+    assert [h.get("Accept-Encoding") for h in flood.headers] == ["identity"]
+    assert len(waiting(home)) == 1 and claimed(home) == [] and now_md(home) == ""
+    [entry] = log(home)
+    assert (entry["ok"], entry["error"]) == (False, why)
+    if how != "gzip":
+        wait_until(lambda: flood.left, what="the client to go away mid-body")
+
+
+def test_a_model_command_printing_without_end_is_killed_at_the_cap(anima_bin, home):
+    _one_event(anima_bin)
+    r = _bin(anima_bin, "internalize", "--llm", "cmd:yes")
+    assert (r.returncode, r.stdout) == (69, "")
+    assert r.stderr == ("anima: model backend cmd:yes: yes: the answer is longer than 200000 bytes "
+                        "(llm.max_answer_bytes); not read further\n")
+    assert len(waiting(home)) == 1 and claimed(home) == [] and now_md(home) == ""
+    assert [e["error"] for e in log(home)] == ["yes: the answer is longer than 200000 bytes (llm.max_answer_bytes); "
+                                               "not read further"]
+
+
+def test_a_model_command_within_the_cap_still_answers(anima_bin, home, tmp_path):
+    """The bounded reading takes a prompt larger than a pipe holds, and an answer in pieces."""
+    _one_event(anima_bin)
+    script = tmp_path / "model.py"
+    script.write_text("import sys, json, time\n"
+                      "prompt = sys.stdin.read()\n"
+                      "assert len(prompt) > 1000, len(prompt)\n"
+                      "sys.stderr.write('x' * 200000 + '\\nthinking\\n'); sys.stderr.flush()\n"
+                      "answer = json.dumps({'experience': 'I hear her and I am glad.'})\n"
+                      "for c in answer:\n"
+                      "    sys.stdout.write(c); sys.stdout.flush()\n")
+    r = _bin(anima_bin, "internalize", "--llm", f"cmd:{sys.executable} {script}")
+    assert r.returncode == 0, r.stderr
+    assert "I hear her and I am glad." in now_md(home)

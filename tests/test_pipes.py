@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import anima
 
 from conftest import snapshot
@@ -187,3 +189,25 @@ def test_broken_front_matter_with_debug_shows_traceback(anima_bin, home):
     assert "Traceback (most recent call last)" in proc.stderr
     assert "DataError" in proc.stderr and str(path) in proc.stderr
     assert path.read_bytes() == BROKEN
+
+
+@pytest.mark.parametrize("argv", [
+    ["note", "list"], ["facts"], ["tools"], ["self", "log", "direction"], ["doctor"], ["recall", "tea"],
+    ["self", "get"], ["prompt"], ["stream"], ["metrics"], ["queue", "ls", "pending"], ["note", "list", "--json"],
+])
+def test_a_reader_gone_before_the_first_byte_ends_quietly_with_0(anima_bin, home, argv):
+    """stdout is a pipe whose reading end is already closed: the first write meets EPIPE,
+    every time (what `| head -1` does in most runs). Exit 1 would say "nothing found"."""
+    a = q(anima_bin)
+    setup = sh(f"{a} init --lang en && {a} note add 'I read the file before I answer.' && "
+               f"{a} session append --session s1 --role user 'Green tea keeps me awake.' && "
+               f"{a} recall tea --json | {a} stage --tag drink && "
+               f"printf 'Long-term: be useful.\\n' | {a} self set direction && {a} say hi --speaker Al && {a} tick")
+    assert setup.returncode == 0, setup.stderr
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([anima_bin, *argv], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (0, "")

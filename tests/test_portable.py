@@ -361,7 +361,8 @@ def test_sizes_no_disk_holds_are_refused_from_a_pipe_too(run, home, tmp_path, an
     def huge(manifest):
         manifest["files"][0]["size"] = 1 << 62
 
-    message = _refused_bin(anima_bin, tmp_path, _with_manifest(members, huge), f"bytes; {tmp_path} has ", pipe=True)
+    message = _refused_bin(anima_bin, tmp_path, _with_manifest(members, huge),
+                           f"bytes, more than the disk under {tmp_path}/target holds", pipe=True)
     assert int(message.split("unpacks to ")[1].split()[0]) > 1 << 62
 
 
@@ -370,6 +371,7 @@ def test_sizes_no_disk_holds_are_refused_from_a_pipe_too(run, home, tmp_path, an
     ("mtime", float("nan"), "which is no time"),
     ("mtime", -1, "which is no time"),
     ("mtime", "yesterday", "which is no time"),
+    ("mtime", True, "which is no time"),
     ("size", 1e300, "is not a manifest"),
     ("size", -1, "is not a manifest"),
     ("size", True, "is not a manifest"),

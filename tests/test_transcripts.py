@@ -680,7 +680,8 @@ def test_session_append_command_refuses(run, home, anima_bin):
     r = run("session", "append", "--session", "s", "--role", "user", "-", input=b"caf\xe9")
     assert (r.exit_code, r.stdout, r.stderr) == (65, "", "anima: stdin: not valid UTF-8 (byte 3)\n")
     r = run("session", "append", "--session", "s", "--role", "user", "caf\udce9")
-    assert (r.exit_code, r.stdout, r.stderr) == (65, "", "anima: text: not valid UTF-8 (character 3)\n")
+    assert (r.exit_code, r.stdout, r.stderr) == \
+        (65, "", "anima: argument 7 'caf\\xe9': not valid UTF-8; anima takes UTF-8 text\n")
     r = run("session", "append", "--session", "s", "--role", "system", "hi")
     assert r.exit_code == 2 and "'system' is not one of 'user', 'assistant'" in r.stderr
     r = run("session", "append", "--role", "user", "hi")

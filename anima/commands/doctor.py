@@ -10,10 +10,11 @@ from anima.infra.errors import NotFound
 def cli(home, as_json):
     """Is this home healthy and wired? One line per check: OK, WARN or FAIL, and the fix.
 
-    Checks: the home and its permissions, config.toml and the six blocks, the recall index's
-    coverage, queue backlogs and dead letters, the last tick (is cron wired?), the last
-    consolidate, the model endpoint (reached with GET /models for openai, found on PATH for
-    cmd:) and the model budget left this hour. Lines are tab-separated: STATUS, CHECK,
+    Checks: the home, its permissions and symbolic links, config.toml and the six blocks,
+    whether `anima prompt` can run (it is assembled, with none of its side effects), the
+    recall index's coverage, queue backlogs and dead letters, the last tick (is cron wired?),
+    the last consolidate, the model endpoint (reached with GET /models for openai, found on
+    PATH for cmd:) and the model budget left this hour. Lines are tab-separated: STATUS, CHECK,
     DETAIL, FIX (empty when OK). Exit 1 when any check FAILs; WARN alone exits 0.
     """
     from anima.infra import clock

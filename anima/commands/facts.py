@@ -1,11 +1,11 @@
 """Facts about the person: stage (the agent), facts, approve, retire, profile, habits (a person)."""
 
-import json
 import sys
 
 import click
 
 from anima.commands._io import json_option, out, out_json, read_input, text_or_stdin, warn
+from anima.infra import jsontext
 from anima.infra.errors import DataError, UsageError
 
 
@@ -31,7 +31,7 @@ def _requests(session, line, quote, tags, importance):
         if not raw.strip():
             continue
         try:
-            item = json.loads(raw)
+            item = jsontext.loads(raw)
             ok = isinstance(item, dict) and isinstance(item.get("session"), str) \
                 and isinstance(item.get("line"), int) and not isinstance(item["line"], bool) \
                 and isinstance(item.get("quote", item.get("text")), str)

@@ -26,8 +26,10 @@ def cli(home, session_id, fact_id, source, yes):
     entries citing it become tombstones, the autobiography_summary block is written without
     them (pipeline/derived.jsonl says which). log/forgotten.jsonl records when and what
     (paths and ids, never content). A transcript outside the home is listed and left where
-    it is. Exit 1 when the source is not found; 75 when consolidate runs or the home changed
-    between the list and the answer.
+    it is; one too damaged to read is found by its file name and removed whole. Exit 1 when
+    the source is not found; 65 for a turn of a damaged .jsonl.zst (blanking it would lose
+    the unreadable rest: --session removes the file); 75 when consolidate runs or the home
+    changed between the list and the answer.
     """
     from anima.infra import clock, config
     from anima.trust import forget

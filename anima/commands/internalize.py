@@ -3,6 +3,7 @@
 import click
 
 from anima.commands._io import out, read_input
+from anima.infra import jsontext
 
 
 @click.command()
@@ -28,8 +29,6 @@ def cli(home, source, one, backend):
     quotation; an answer invalid twice sends the event to dead_letter/ with the raw answer.
     A model that cannot be reached is exit 69; the event waits for the next run.
     """
-    import json
-
     from anima.infra import clock, config, llm
     from anima.infra.errors import DataError
     from anima.pipeline import queues
@@ -43,7 +42,7 @@ def cli(home, source, one, backend):
             raise click.UsageError("give `-` or --one, not both")
         raw = read_input("-", 16 * 1024 * 1024, "internalize -", "on stdin")
         try:
-            doc = json.loads(raw)
+            doc = jsontext.loads(raw)
         except ValueError as e:
             raise DataError(f"stdin: not valid JSON ({e})") from None
         try:

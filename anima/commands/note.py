@@ -44,6 +44,8 @@ def add(home, text):
     sentences, not in the first person, the user's private data (e-mail, phone, ID,
     passport, bank card, address, password, key or token, health or finance specifics),
     or a near-duplicate of a live note (whose heat is refreshed instead).
+
+    A control character in it (a NUL, an escape) or text that is not UTF-8: exit 65.
     """
     from anima.commands._io import text_or_stdin
     from anima.infra import clock

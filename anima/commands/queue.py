@@ -1,6 +1,5 @@
 """`anima queue`: look into Pool B's queues and replay what went to dead_letter/."""
 
-import json
 import os
 import re
 import sys
@@ -8,6 +7,7 @@ import sys
 import click
 
 from anima.commands._io import json_option, out, out_json, warn
+from anima.infra import jsontext
 from anima.infra.errors import AnimaError, NotFound, UsageError
 
 NAMES = ("pending", "system", "message", "action", "rhythm", "dead")
@@ -59,7 +59,7 @@ def _load(path):
     from anima.infra import fs
 
     try:
-        return json.loads(fs.read_bytes(path) or b"null")
+        return jsontext.loads(fs.read_bytes(path) or b"null")
     except (OSError, ValueError, AnimaError):  # (a link in its place: refused, shown as unreadable)
         return None
 

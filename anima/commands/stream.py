@@ -20,17 +20,6 @@ def _cfg(home):
     return config.load(home.config)
 
 
-def _quiet_pipe(write):
-    """Run `write`; a reader that went away (`| head`) ends the command quietly, status 0."""
-    try:
-        write()
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(0)
-
-
 @click.command()
 @click.argument("text", nargs=-1)
 @click.pass_obj
@@ -70,7 +59,7 @@ def stream(ctx, lines, follow):
     s = _stream(ctx.obj)
     if not follow:
         text = s.tail(lines)
-        _quiet_pipe(lambda: out(text))
+        out(text)
         return
     _follow(s.now_path, lines)
 
@@ -93,7 +82,8 @@ def _follow(path: str, lines: int) -> None:
     try:
         while True:
             if pending:
-                _quiet_pipe(lambda chunk=pending: sys.stdout.buffer.write(chunk))
+                sys.stdout.buffer.write(pending)
+                sys.stdout.buffer.flush()
                 pending = b""
             time.sleep(0.25)
             if _reader_gone():
@@ -196,7 +186,7 @@ def memories_list(home):
     """Print each topic and its size in bytes, tab-separated, by name."""
     from anima.self import memories as kept
 
-    _quiet_pipe(lambda: out("".join(f"{topic}\t{size}\n" for topic, size in kept.topics(home))))
+    out("".join(f"{topic}\t{size}\n" for topic, size in kept.topics(home)))
 
 
 @memories.command("show")
@@ -207,7 +197,7 @@ def memories_show(home, topic):
     from anima.self import memories as kept
 
     text = kept.read(home, topic)
-    _quiet_pipe(lambda: out(text))
+    out(text)
 
 
 @memories.command("search")
@@ -221,7 +211,7 @@ def memories_search(home, terms):
     hits = kept.search(home, list(terms))
     if not hits:
         sys.exit(1)  # like grep: nothing matched, nothing said
-    _quiet_pipe(lambda: out("".join(f"{topic}\t{number}\t{line}\n" for topic, number, line in hits)))
+    out("".join(f"{topic}\t{number}\t{line}\n" for topic, number, line in hits))
 
 
 @click.command()
@@ -239,7 +229,7 @@ def diary(home, date, listing):
     if listing:
         if date is not None:
             raise click.UsageError("give a DATE or --list, not both")
-        _quiet_pipe(lambda: out("".join(day + "\n" for day in days.dates(home))))
+        out("".join(day + "\n" for day in days.dates(home)))
         return
     text = days.read(home, date or clock.iso(clock.now())[:10])
-    _quiet_pipe(lambda: out(text))
+    out(text)

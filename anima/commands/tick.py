@@ -31,14 +31,13 @@ def cli(home, at):
     from anima.infra.errors import Busy
     from anima.pipeline import events, rhythm
 
-    moment = clock.parse(at, "--now") if at is not None else None  # a bad one changes nothing
+    now = clock.parse(at, "--now") if at is not None else clock.now()  # a bad one (or ANIMA_NOW) changes nothing
     heartbeat = home.path("pipeline", "heartbeat", "tick.json")
     with contextlib.ExitStack() as stack:
         try:
             stack.enter_context(fs.locked(heartbeat, wait=False))
         except Busy:
             raise click.exceptions.Exit(TEMPFAIL) from None  # quietly: cron would mail a message
-        now = clock.now() if moment is None else moment
         cfg = config.load(home.config)
         if changeset.is_pending(home):
             _finish_interrupted(home)

@@ -4,6 +4,7 @@ import sys
 import click
 
 from anima.commands._io import json_option, out, out_json, read_input, warn
+from anima.infra import jsontext
 
 
 @click.command("tools")
@@ -39,7 +40,7 @@ def call(home, name):
     try:
         raw = read_input(None, 1024 * 1024, f"call {name}", "as a JSON object on stdin")
         try:
-            args = json.loads(raw) if raw.strip() else {}
+            args = jsontext.loads(raw) if raw.strip() else {}
         except ValueError as e:
             raise DataError(f"call {name}: the arguments are not valid JSON ({e})") from None
         result = tools.call(home, name, args, clock.now(), lambda m: warn(f"warning: {m}"))

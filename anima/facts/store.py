@@ -14,7 +14,7 @@ import json
 import os
 import re
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.digest import sha
 from anima.infra.errors import DataError, NotFound, Refused, UsageError
 
@@ -75,7 +75,7 @@ class FactStore:
             if not line.strip():
                 continue
             try:
-                fact = json.loads(line)
+                fact = jsontext.loads(line)
             except ValueError:
                 raise DataError(f"{self.file}:{number}: not valid JSON") from None
             if not isinstance(fact, dict) or fact.get("status") not in STATUSES or not fact.get("id"):
@@ -194,7 +194,7 @@ class FactStore:
         if text is None:
             return {}
         try:
-            data = json.loads(text)
+            data = jsontext.loads(text)
         except ValueError:
             raise DataError(f"{self.habits_path}: not valid JSON") from None
         if not isinstance(data, dict) or not isinstance(data.get("habits"), dict):

@@ -9,9 +9,10 @@ small file and prints it.
 import json
 import os
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.config import SECTION_NAMES
 from anima.infra.digest import sha
+from anima.infra.errors import os_error_code, os_error_message
 
 BUDGETED = ("notes", "profile", "conclusions", "habits")
 
@@ -116,8 +117,10 @@ def render(sections: list[Section], lang: str) -> str:
 class Context:
     """What the sections are built from."""
 
-    def __init__(self, home, cfg, cwd: str, lang: str, now: float, inputs: list | None = None):
+    def __init__(self, home, cfg, cwd: str, lang: str, now: float, inputs: list | None = None,
+                 freeze: bool = True):
         self.home, self.cfg, self.cwd, self.lang, self.now = home, cfg, cwd, lang, now
+        self.freeze = freeze  # whether the notes' ranking may be stored (notes/heat.json)
         self.inputs = inputs if inputs is not None else []  # every file read: the cache depends on them
         self.shown: set = set()  # ids of the items printed so far, so that no section repeats another
         self.sources: dict = {}  # section -> {what: sha256} of the files it printed, for log/injections.jsonl
@@ -180,7 +183,7 @@ def note_items(ctx: Context):
     store = Store(ctx.home)
     notes_text = ctx.read(store.file) or ""
     meta_text = ctx.read(store.meta_path)
-    order = store.prompt_order(notes_text, meta_text, ctx.cfg["notes.half_life_days"], ctx.now)
+    order = store.prompt_order(notes_text, meta_text, ctx.cfg["notes.half_life_days"], ctx.now, ctx.freeze)
     return [Item(n.id, n.text) for n in order]
 
 
@@ -331,7 +334,7 @@ def cache_key(home, cwd: str, lang: str | None, names: list[str] | None, environ
 
 def cached(path: str, key: dict) -> Prompt | None:
     try:
-        entry = json.loads(fs.read_bytes(path) or b"null")
+        entry = jsontext.loads(fs.read_bytes(path) or b"null")
         if entry["key"] != key:
             return None
         for input_path, sig in entry["inputs"]:
@@ -349,9 +352,8 @@ def store(path: str, key: dict, prompt: Prompt, inputs: list[str], started_ns: i
         return
     entry = {"key": key, "inputs": sigs, "text": prompt.text, "stats": prompt.stats,
              "warnings": prompt.warnings, "injected": prompt.injected, "record": prompt.record}
-    fs.ensure_dir(os.path.dirname(path))
-    fs.atomic_write(path, json.dumps(entry, ensure_ascii=False), durable=False)
-    _prune(os.path.dirname(path))
+    if fs.write_cache(path, json.dumps(entry, ensure_ascii=False)):
+        _prune(os.path.dirname(path))
 
 
 CACHE_ENTRIES = 64
@@ -373,23 +375,35 @@ def _prune(directory: str) -> None:
             pass
 
 
+def fresh(home, cwd: str, lang: str | None, names: list[str] | None, now: float, environ=os.environ,
+          freeze: bool = True) -> tuple[Prompt, Context]:
+    """The prompt assembled from the files (no cache), and what it was built from. `freeze`
+    False: the notes' ranking is not stored either, so nothing is written at all (doctor)."""
+    from anima.infra import config
+
+    cfg = config.load(home.config, environ)
+    ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], now, inputs=[home.config], freeze=freeze)
+    return assemble(ctx, names if names is not None else cfg["prompt.sections"]), ctx
+
+
 def build(home, cwd: str, lang: str | None, names: list[str] | None, now: float, environ=os.environ) -> Prompt:
     """The prompt for these inputs at `now`: from the cache when nothing changed, else
     assembled; the notes it printed count an injection, and the call is logged."""
-    from anima.infra import config
-
     cwd = os.path.abspath(cwd)
     key = cache_key(home, cwd, lang, names, environ)
     path = cache_path(home, key)
     prompt = cached(path, key)
     if prompt is None:
         started = clock.files_now_ns()
-        cfg = config.load(home.config, environ)
-        ctx = Context(home, cfg, cwd, lang or cfg["core.lang"], now, inputs=[home.config])
-        prompt = assemble(ctx, names if names is not None else cfg["prompt.sections"])
+        prompt, ctx = fresh(home, cwd, lang, names, now, environ)
         store(path, key, prompt, ctx.inputs, started)
-    record_injections(home, prompt.injected, now)
-    log_injection(home, prompt, now)
+    try:
+        record_injections(home, prompt.injected, now)
+        log_injection(home, prompt, now)
+    except OSError as e:  # a home that takes no write (read-only, full): the prompt is printed all the same
+        if os_error_code(e) is None:
+            raise
+        prompt.warnings = [*prompt.warnings, f"this injection is not recorded: {os_error_message(e)}"]
     return prompt
 
 

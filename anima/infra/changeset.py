@@ -31,7 +31,7 @@ import json
 import os
 import re
 
-from anima.infra import fs
+from anima.infra import fs, jsontext
 from anima.infra.digest import sha
 from anima.infra.errors import DataError
 
@@ -121,7 +121,7 @@ def pending(home, name: str) -> list[dict] | None:
     if text is None:
         return None
     try:
-        ops = _earlier(home, json.loads(text))
+        ops = _earlier(home, jsontext.loads(text))
         if not all(isinstance(op, dict) and op.get("op") in _APPLY and isinstance(op.get("path"), str)
                    for op in ops):
             raise TypeError

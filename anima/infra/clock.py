@@ -19,7 +19,9 @@ def now() -> float:
     """Seconds since the epoch."""
     fixed = os.environ.get("ANIMA_NOW")
     if fixed:
-        return parse(fixed, "ANIMA_NOW")
+        from anima.infra.errors import ConfigError
+
+        return parse(fixed, "ANIMA_NOW", ConfigError)  # a variable's bad value, as config's are (78)
     return time.time()
 
 
@@ -38,19 +40,29 @@ def files_now_ns() -> int:
     return stamp or time.time_ns()
 
 
+# The times anima takes: from the epoch, which every time here counts from, to a millennium
+# short of the calendar's end, so that any date computed from one (a cron rule's next time
+# years ahead, an archive's name) is still a four-digit year. 9999-12-31T23:59:59Z crashed tick.
+EARLIEST, LATEST = 0.0, 221845392000.0  # 1970-01-01T00:00:00Z, 9000-01-01T00:00:00Z
+
+
 def parse(text: str, what: str, error=None) -> float:
-    """Seconds since the epoch of an RFC 3339 time; `error` (default UsageError) if it is not one."""
+    """Seconds since the epoch of an RFC 3339 time from 1970 to 8999; `error` (default
+    UsageError) if it is not one."""
     from datetime import datetime, timezone
 
     from anima.infra.errors import UsageError
 
     try:
         moment = datetime.fromisoformat(text)
-    except (TypeError, ValueError):
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        seconds = moment.timestamp()
+    except (TypeError, ValueError, OverflowError):
         raise (error or UsageError)(f"{what}: not an RFC 3339 time: {text!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
+    if not EARLIEST <= seconds < LATEST:
+        raise (error or UsageError)(f"{what}: {text!r} is outside the years anima takes (1970 to 8999)")
+    return seconds
 
 
 def iso(seconds: float) -> str:

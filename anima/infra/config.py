@@ -8,9 +8,10 @@ it is never "repaired" by writing defaults over it.
 import json
 import os
 import re
+import stat
 
-from anima.infra import clock, fs
-from anima.infra.errors import ConfigError, UsageError
+from anima.infra import clock, fs, jsontext
+from anima.infra.errors import ConfigError, Refused, UsageError
 
 SECTION_NAMES = ("self", "notes", "profile", "conclusions", "habits", "project")
 LANGS = ("zh", "en")
@@ -96,7 +97,7 @@ class Setting:
             value = " ".join(raw.split())
         elif self.kind in ("commands", "routes"):
             try:
-                value = json.loads(raw)
+                value = jsontext.loads(raw)
             except ValueError:
                 raise ConfigError(f'{key}: give a JSON object, e.g. {{"reply": ["notify-send", "{{text}}"]}}') from None
         return self.check(value, key)
@@ -220,6 +221,9 @@ SETTINGS: dict[str, Setting] = {
     "llm.model": Setting("gpt-4o-mini", "The model the openai backend asks for.", "text"),
     "llm.timeout_sec": Setting(
         60, "Seconds a model call may take; past it the command exits 69 and nothing is lost.", "int", 1, 3600),
+    "llm.max_answer_bytes": Setting(
+        1048576, "Largest answer a model backend may send, in bytes (the HTTP body for openai, stdout for "
+        "cmd:); the reading stops there, and the command exits 69 with nothing lost.", "int", 1024, 1073741824),
     "llm.max_calls_per_hour": Setting(
         60, "Model calls in any hour at most (log/llm.jsonl counts them); when spent, the rules backend "
         "takes over until the hour has passed. 0: never call a model.", "int", 0, 1000000),
@@ -374,22 +378,32 @@ def _load_file(path: str) -> dict:
     started = clock.files_now_ns()
     sig = fs.signature(path)
     try:
-        entry = json.loads(fs.read_bytes(cache) or b"null")
+        entry = jsontext.loads(fs.read_bytes(cache) or b"null")
         if entry["path"] == path and entry["signature"] == sig and entry["keys"] == list(SETTINGS):
             return entry["values"]
     except (OSError, ValueError, KeyError, TypeError):
         pass
     values = _parse_file(path)
     if fs.settled([sig], started) and os.path.isdir(os.path.dirname(cache)):
-        fs.atomic_write(cache, json.dumps({"path": path, "signature": sig, "keys": list(SETTINGS),
-                                           "values": values}, ensure_ascii=False), durable=False)
+        fs.write_cache(cache, json.dumps({"path": path, "signature": sig, "keys": list(SETTINGS),
+                                          "values": values}, ensure_ascii=False))
     return values
+
+
+def _read(path: str) -> str | None:
+    """config.toml's text, None when there is none; a directory in its place is bad configuration."""
+    try:
+        return fs.read_text(path)
+    except (IsADirectoryError, Refused):  # (fs refuses what is no regular file; a link stays refused)
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            raise ConfigError(f"{path}: is a directory, not a TOML file") from None
+        raise
 
 
 def _parse_file(path: str) -> dict:
     import tomllib
 
-    text = fs.read_text(path)
+    text = _read(path)
     values = {key: s.default for key, s in SETTINGS.items()}
     if text is not None:
         try:
@@ -429,7 +443,7 @@ def set_value(path: str, key: str, raw: str) -> object:
     import tomlkit
 
     with fs.locked(path, what="config.toml"):
-        text = fs.read_text(path)
+        text = _read(path)
         if text is None:
             text = render_default(lang=detect_lang())
         try:

@@ -10,6 +10,7 @@ naming the file, never "repaired".
 import json
 import re
 
+from anima.infra import jsontext
 from anima.infra.errors import DataError
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -56,7 +57,7 @@ def _json_lines(lines: list[str]) -> dict | None:
         if not sep or not _KEY.fullmatch(key):
             return None
         try:
-            meta[key] = json.loads(value)
+            meta[key] = jsontext.loads(value)
         except ValueError:
             return None
     return meta

@@ -113,9 +113,10 @@ def _step(fd: int, name: str, where: str, create: bool) -> int:
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), where) from None
     except OSError as e:
         if e.errno not in (errno.ENOTDIR, errno.ELOOP):  # (a link: ENOTDIR, as O_DIRECTORY is checked first)
+            _about(e, where)
             raise
         _refuse_kind(fd, name, where, "directory")
-    with contextlib.suppress(FileExistsError):  # a racing process made it: as good
+    with contextlib.suppress(FileExistsError), _naming(where):  # a racing process made it: as good
         os.mkdir(name, DIR_MODE, dir_fd=fd)
     return _step(fd, name, where, create=False)
 
@@ -164,6 +165,7 @@ def _open_in(fd: int, name: str, path: str, inside: bool, flags: int, mode: int 
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
         if inside and e.errno in (errno.EISDIR, errno.ENXIO):
             _refuse_kind(fd, name, path, "regular file")
+        _about(e, path)  # (dir_fd: the error names only the last name)
         raise
     if inside and not stat.S_ISREG(os.fstat(out).st_mode):
         os.close(out)
@@ -248,13 +250,30 @@ def _rename_in(fd: int, tmp: str, name: str) -> None:
         raise
 
 
+@contextlib.contextmanager
+def _naming(path: str):
+    """An OSError inside names `path` (see _about)."""
+    try:
+        yield
+    except OSError as e:
+        _about(e, path)
+        raise
+
+
+def _about(e: BaseException, path: str) -> None:
+    """Make `e` name `path`, the file being written, rather than its temp file or nothing at all
+    (os.write names no file): the line a full disk or a read-only home ends with says which."""
+    if isinstance(e, OSError):
+        e.filename, e.filename2 = path, None
+
+
 def atomic_write(path: str, data: bytes | str, mode: int = FILE_MODE, durable: bool = True) -> None:
     """Replace `path` with `data`: temp file in the same directory, fsync, rename, fsync dir.
 
     `durable=False` skips both fsyncs, for derived files (caches) only: readers still never
     see half a file, and a crash can at worst leave an entry that fails to parse and is rebuilt.
     """
-    with _parent(path, create=True) as (fd, name, inside):
+    with _naming(path), _parent(path, create=True) as (fd, name, inside):
         _not_a_link(fd, name, path, inside)
         tmp = _temp_in(fd, name, data, mode, durable)
         CHANGED.add(path)
@@ -269,19 +288,34 @@ def replacing(path: str, mode: int = FILE_MODE):
     rename, fsync dir) when the block ends, and is removed if the block raises."""
     with _parent(path, create=True) as (fd, name, inside):
         _not_a_link(fd, name, path, inside)
-        tmp = _temp_in(fd, name, b"", mode, durable=False)
+        with _naming(path):
+            tmp = _temp_in(fd, name, b"", mode, durable=False)
         CHANGED.add(path)
         try:
             with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd), "wb") as f:
-                yield f
-                f.flush()
-                os.fsync(f.fileno())
+                yield f  # what the caller's block raises is its own: not named after `path`
+                with _naming(path):
+                    f.flush()
+                    os.fsync(f.fileno())
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp, dir_fd=fd)
             raise
-        _rename_in(fd, tmp, name)
-        os.fsync(fd)
+        with _naming(path):
+            _rename_in(fd, tmp, name)
+            os.fsync(fd)
+
+
+def write_cache(path: str, data: bytes | str) -> bool:
+    """Write a derived file (a cache entry) if the home takes it; return whether it did. A home
+    that cannot (read-only, full) loses nothing by the entry's absence, so a read command on it
+    still works: the entry is simply not written."""
+    try:
+        ensure_dir(os.path.dirname(path))
+        atomic_write(path, data, durable=False)
+    except (OSError, Refused):
+        return False
+    return True
 
 
 def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:
@@ -290,7 +324,7 @@ def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:
     The content is linked into place from a temp file, so the file appears whole or not at
     all, and an existing file (or symlink) is never touched.
     """
-    with _parent(path, create=True) as (fd, name, _):
+    with _naming(path), _parent(path, create=True) as (fd, name, _):
         with contextlib.suppress(FileNotFoundError):
             os.stat(name, dir_fd=fd, follow_symlinks=False)
             return False
@@ -316,7 +350,14 @@ def append(path: str, data: bytes | str, durable: bool = True) -> None:
     CHANGED.add(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        _write_all(fd, data, durable)
+        size = os.fstat(fd).st_size
+        try:
+            _write_all(fd, data, durable)
+        except OSError as e:  # a disk filled mid-line: cut back what was written, no torn line stays
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            _about(e, path)
+            raise
     finally:
         os.close(fd)  # closing releases the lock
 
@@ -422,7 +463,7 @@ def new_json_lines(path: str, offset: int) -> tuple[list[dict] | None, int]:
     offset past them (a torn last line waits until it is whole; a line that is not a JSON
     object is skipped). (None, 0) when the file is now shorter than `offset`: it was
     replaced, and the caller starts over."""
-    import json
+    from anima.infra import jsontext
 
     try:
         f = os.fdopen(open_file(path), "rb")
@@ -440,7 +481,7 @@ def new_json_lines(path: str, offset: int) -> tuple[list[dict] | None, int]:
     out = []
     for raw in data[:cut].split(b"\n"):
         try:
-            value = json.loads(raw)
+            value = jsontext.loads(raw)
         except ValueError:
             continue
         if isinstance(value, dict):
@@ -454,7 +495,13 @@ def read_bytes(path: str) -> bytes | None:
         fd = open_file(path)
     except FileNotFoundError:
         return None
-    with os.fdopen(fd, "rb") as f:
+    try:
+        f = os.fdopen(fd, "rb")
+    except OSError as e:  # a directory where the file should be: name it, not the descriptor
+        os.close(fd)
+        _about(e, path)
+        raise
+    with f:
         return f.read()
 
 

@@ -13,7 +13,7 @@ The message is what happened: the command path and its arguments ("note add: I .
 be what a person said ("session append: ... my password is hunter2"): the caller passes the
 private-data detector as `mask`, and each piece it finds is its kind in the message instead
 ("session append: ... my [password]"), so `git log` carries no secret. Two commands
-committing at once: one waits for the other (.git.lock, beside .git), and each commits
+committing at once: one waits for the other (..git.lock, beside .git), and each commits
 only the files it wrote itself (anima.infra.fs.CHANGED), so messages never swap. When both wrote
 the same file, the first commit holds both changes and the second is empty but still says
 what its command did. A commit that fails is a warning on stderr, never a failed command:
@@ -23,6 +23,9 @@ the change itself was made.
 import os
 import subprocess
 
+from anima.infra.errors import AnimaError, os_error_code, os_error_message
+
+NOT_COMMITTED = "git.autocommit: the change is made but not committed"
 EXCLUDED = ("pipeline", "log", "notes/heat.json")
 MESSAGE_MAX = 72
 
@@ -88,8 +91,6 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn, mask
         changed = [p for p in changed if p not in set(ignored.stdout.splitlines())]
     if not changed:
         return None
-    from anima.infra import fs
-
     text = chosen or message(path, rest, None if mask is None else lambda words: mask(words, cfg))
     present = [p for p in changed if os.path.lexists(os.path.join(home.root, p))]
     gone = [p for p in changed if p not in present]
@@ -99,8 +100,20 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn, mask
         changed = present + gone
         if not changed:
             return None
+    try:
+        return _commit(home, present, gone, changed, text, warn)
+    except (AnimaError, OSError) as e:  # a symlinked lock, a read-only .git: git's own failures are no worse
+        if isinstance(e, OSError) and os_error_code(e) is None:
+            raise
+        warn(f"warning: {NOT_COMMITTED}: {os_error_message(e) if isinstance(e, OSError) else e}")
+        return None
+
+
+def _commit(home, present: list[str], gone: list[str], changed: list[str], text: str, warn) -> str | None:
+    from anima.infra import fs
+
     # one committer at a time: git's own index.lock would make the loser fail, not wait (the
-    # lock is .git.lock, beside .git: .git may be a link or a worktree's file, not followed)
+    # lock is ..git.lock, beside .git: .git may be a link or a worktree's file, not followed)
     with fs.locked(os.path.join(home.root, ".git"), what="git.autocommit"):
         steps = []
         if present:
@@ -117,8 +130,7 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn, mask
                     ("tell me who you are" in done.stderr or "empty ident" in done.stderr):
                 done = _git(home, "-c", "user.name=anima", "-c", "user.email=anima@localhost", *step)
             if done.returncode != 0:
-                warn("warning: git.autocommit: the change is made but not committed: "
-                     + " ".join(done.stderr.split())[:200])
+                warn(f"warning: {NOT_COMMITTED}: " + " ".join(done.stderr.split())[:200])
                 return None
     fs.CHANGED.clear()  # committed: a later call in this process (anima mcp) must not commit them again
     return text

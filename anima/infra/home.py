@@ -3,6 +3,7 @@
 import os
 
 from anima.infra import fs
+from anima.infra.errors import CANTCREAT, AnimaError
 
 # The full layout of anima-home(5); `anima init` creates all of it, other commands what they use.
 LAYOUT = (
@@ -54,6 +55,22 @@ class Home:
     def __init__(self, root: str):
         self.root = os.path.abspath(root)
         fs.confine(self.root)  # nothing under it is reached through a link (anima.infra.fs)
+
+    def check(self) -> None:
+        """Refuse a root that can be no home: it, or the nearest of its parents that exists, is
+        not a directory (a regular file, a dangling symbolic link). One stat when it is a home."""
+        if os.path.isdir(self.root):
+            return
+        path = self.root
+        while not os.path.lexists(path) and os.path.dirname(path) != path:
+            path = os.path.dirname(path)
+        if os.path.isdir(path):
+            return  # missing: made on first use
+        if os.path.islink(path):
+            why = f"{path} is a symbolic link to {os.readlink(path)}, which is no directory"
+        else:
+            why = f"{path} is not a directory"
+        raise AnimaError(f"home {self.root}: {why}; the home cannot be made there", CANTCREAT)
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.root, *parts)

@@ -11,6 +11,11 @@ Backends (config llm.backend, ANIMA_LLM, or a command's --llm):
   prints the answer on stdout; text or ``` fences around the JSON object are allowed (the
   first {...} that parses is taken). A non-zero exit or a timeout is Unavailable.
 
+Size: an answer is read only up to llm.max_answer_bytes (the whole HTTP body, an error's
+included, asked for uncompressed; or the command's stdout). Past it the reading stops (the
+connection closed, the command killed) and the call is Unavailable: a model that answers
+without end never holds more than that in memory.
+
 The prompt of TASK in LANG is the first file that exists of
 $ANIMA_HOME/prompts/LANG/TASK.md, $ANIMA_HOME/prompts/TASK.md and the package's
 anima/data/prompts/LANG/TASK.md (TASK upper case: INTERNALIZER, EXTERNALIZER, CONSOLIDATOR);
@@ -37,7 +42,7 @@ import re
 import shlex
 import time
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.digest import sha
 from anima.infra.errors import UNAVAILABLE, AnimaError, ConfigError, UsageError
 
@@ -51,6 +56,10 @@ class Unavailable(AnimaError):
     command that failed. Nothing was decided; try again later."""
 
     exit_code = UNAVAILABLE
+
+
+class TooLarge(Exception):
+    """The answer is longer than llm.max_answer_bytes (raised while it is read)."""
 
 
 class Invalid(Exception):
@@ -148,16 +157,15 @@ def parse(raw: str) -> dict | None:
     """The JSON object in a completion: the whole text, else the first {...} in it that parses."""
     text = raw.strip()
     try:
-        value = json.loads(text)
+        value = jsontext.loads(text)
         if isinstance(value, dict):
             return value
     except ValueError:
         pass
-    decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
         try:
-            value, _ = decoder.raw_decode(text, start)
+            value, _ = jsontext.raw_decode(text, start)
             if isinstance(value, dict):
                 return value
         except ValueError:
@@ -195,7 +203,7 @@ def calls_since(home, since: float) -> int:
             carry = lines.pop(0) if start > 0 else b""  # maybe cut: joined with the next chunk
             for line in reversed(lines):
                 try:
-                    entry = json.loads(line)
+                    entry = jsontext.loads(line)
                     at = clock.parse(entry["at"], "at")
                 except (ValueError, KeyError, TypeError, AnimaError):
                     continue
@@ -284,6 +292,7 @@ def _openai(home, cfg, backend, task, messages, schema, now):
                           "(any value for an endpoint that wants none)")
     timeout = cfg["llm.timeout_sec"]
     model = cfg["llm.model"]
+    cap = cfg["llm.max_answer_bytes"]
     log = _entry(task, backend, model, messages, now)
     started = time.monotonic()
     # Endpoints that do not know structured output (many local servers) answer 400 to it: ask
@@ -291,7 +300,11 @@ def _openai(home, cfg, backend, task, messages, schema, now):
     # validated against it either way.
     formats = [{"type": "json_schema", "json_schema": {"name": task, "schema": schema}}, {"type": "json_object"}, None]
     try:
-        client = openai.OpenAI(timeout=timeout, max_retries=0)
+        # identity: the cap counts the bytes that are kept, and a compressed body could hold
+        # a thousand times more than it measures
+        http = openai.DefaultHttpxClient(event_hooks={"response": [_bounded(cap)]},
+                                         headers={"Accept-Encoding": "identity"})
+        client = openai.OpenAI(timeout=timeout, max_retries=0, http_client=http)
         for k, form in enumerate(formats):
             try:
                 extra = {"response_format": form} if form else {}
@@ -300,12 +313,16 @@ def _openai(home, cfg, backend, task, messages, schema, now):
             except openai.BadRequestError:
                 if k == len(formats) - 1:
                     raise
+    except TooLarge as e:
+        raise _failed(home, log, started, str(e), backend) from None
     except openai.APITimeoutError:
         raise _failed(home, log, started, f"timed out after {timeout} s", backend) from None
     except openai.APIStatusError as e:
         detail = _one_line(getattr(e, "message", "") or str(e))
         raise _failed(home, log, started, f"HTTP {e.status_code}: {detail}", backend) from None
     except openai.APIConnectionError as e:
+        if isinstance(e.__cause__, TooLarge):  # SDKs that wrap whatever the transport raised
+            raise _failed(home, log, started, str(e.__cause__), backend) from None
         cause = _one_line(str(e.__cause__ or e))
         where = os.environ.get("OPENAI_BASE_URL") or "the OpenAI API"
         raise _failed(home, log, started, f"cannot connect to {where}: {cause}", backend) from None
@@ -323,6 +340,48 @@ def _openai(home, cfg, backend, task, messages, schema, now):
     return raw, usage, log
 
 
+def _too_large(cap: int) -> TooLarge:
+    return TooLarge(f"the answer is longer than {cap} bytes (llm.max_answer_bytes); not read further")
+
+
+def _bounded(cap: int):
+    """An httpx response hook: the body is read through a counter that stops at `cap` bytes
+    (the hook runs before the body is read, for an error's body too)."""
+    def hook(response):
+        length = response.headers.get("content-length", "")
+        if length.isdigit() and int(length) > cap:
+            raise _too_large(cap)
+        if response.headers.get("content-encoding", "identity").lower() != "identity":
+            raise TooLarge(f"the answer came {response.headers['content-encoding']}-encoded, "
+                           "not as asked (identity): its size cannot be bounded")
+        response.stream = _counted(response, cap)
+    return hook
+
+
+def _counted(response, cap: int):
+    """The body stream of `response`, raising TooLarge past `cap` bytes."""
+    import sys
+
+    # the response checks its stream's class against its own httpx's (httpx, or httpx2 under
+    # newer SDKs): subclass that one
+    httpx = sys.modules[type(response).__module__.partition(".")[0]]
+    stream = response.stream
+
+    class Counted(httpx.SyncByteStream):
+        def __iter__(self):
+            seen = 0
+            for chunk in stream:
+                seen += len(chunk)
+                if seen > cap:
+                    raise _too_large(cap)
+                yield chunk
+
+        def close(self):
+            stream.close()
+
+    return Counted()
+
+
 def _command(home, cfg, backend, task, messages, schema, now):
     import subprocess
 
@@ -335,18 +394,75 @@ def _command(home, cfg, backend, task, messages, schema, now):
         prompt += f"\n\n{label}:\n{m['content']}"
     started = time.monotonic()
     try:
-        proc = subprocess.run(argv, input=prompt.encode("utf-8"), capture_output=True, timeout=timeout,
-                              check=False)
+        code, answer, err = _run_bounded(argv, prompt.encode("utf-8"), timeout, cfg["llm.max_answer_bytes"])
     except subprocess.TimeoutExpired:
         raise _failed(home, log, started, f"{argv[0]} timed out after {timeout} s", backend) from None
+    except TooLarge as e:
+        raise _failed(home, log, started, f"{argv[0]}: {e}", backend) from None
     except OSError as e:
         raise _failed(home, log, started, f"{argv[0]}: {e.strerror}", backend) from None
     log["latency_ms"] = round((time.monotonic() - started) * 1000)
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        why = f"{argv[0]} exited {proc.returncode}" + (f": {_one_line(err[-1])}" if err else "")
+    if code != 0:
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        why = f"{argv[0]} exited {code}" + (f": {_one_line(lines[-1])}" if lines else "")
         raise _failed(home, log, started, why, backend)
-    return proc.stdout.decode("utf-8", "replace"), None, log
+    return answer.decode("utf-8", "replace"), None, log
+
+
+STDERR_KEPT = 65536  # bytes of a model command's stderr kept: its last line goes into the message
+
+
+def _run_bounded(argv: list, data: bytes, timeout: float, cap: int) -> tuple[int, bytes, bytes]:
+    """Run `argv` with `data` on stdin: its exit status, stdout and the tail of its stderr.
+    TooLarge past `cap` bytes of stdout, subprocess.TimeoutExpired after `timeout` seconds;
+    either way the command is killed. (subprocess.run would hold all it prints.)"""
+    import selectors
+    import subprocess
+
+    deadline = time.monotonic() + timeout
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err, view = bytearray(), bytearray(), memoryview(data)
+    try:
+        with selectors.DefaultSelector() as selector:
+            os.set_blocking(proc.stdin.fileno(), False)  # a full pipe must not stall the reading
+            selector.register(proc.stdin, selectors.EVENT_WRITE)
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            selector.register(proc.stderr, selectors.EVENT_READ)
+            while selector.get_map():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(argv, timeout)
+                for key, _ in selector.select(left):
+                    pipe = key.fileobj
+                    if pipe is proc.stdin:
+                        try:
+                            view = view[os.write(pipe.fileno(), view):]
+                        except BlockingIOError:
+                            continue
+                        except BrokenPipeError:  # it stopped reading: what it prints still counts
+                            view = view[:0]
+                        if not view:
+                            selector.unregister(pipe)
+                            pipe.close()
+                        continue
+                    chunk = os.read(pipe.fileno(), 65536)
+                    if not chunk:
+                        selector.unregister(pipe)
+                        continue
+                    if pipe is proc.stdout:
+                        out += chunk
+                        if len(out) > cap:
+                            raise _too_large(cap)
+                    else:
+                        err += chunk
+                        del err[:-STDERR_KEPT]
+        return proc.wait(max(0.0, deadline - time.monotonic())), bytes(out), bytes(err)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            pipe.close()
 
 
 def _one_line(text: str) -> str:

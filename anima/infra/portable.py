@@ -30,10 +30,10 @@ staging directory is fresh and private, and only directories and regular files a
 in it, so there is no link in it to follow.
 """
 
+import errno
 import hashlib
 import io
 import json
-import math
 import os
 import shutil
 import stat
@@ -42,7 +42,7 @@ import tempfile
 
 from anima import __version__
 from anima.infra import clock, fs
-from anima.infra.errors import Busy, DataError, Refused
+from anima.infra.errors import IOERR, AnimaError, Busy, DataError, Refused
 
 MANIFEST = "MANIFEST.json"
 FORMAT = "anima-export"
@@ -54,7 +54,6 @@ _CHUNK = 1 << 20
 # decompression bomb, not a home.
 MAX_RATIO = 256
 SLACK = 64 << 20
-LATEST_MTIME = 253402300799  # 9999-12-31T23:59:59Z: a later (or non-finite) mtime is no time
 
 
 def _left_out(rel: str) -> bool:
@@ -223,8 +222,9 @@ def _manifest(tar) -> tuple[dict, dict, dict]:
         for path, entry in files.items():
             if not (isinstance(entry.get("sha256"), str) and _whole(entry.get("size"))):
                 raise ValueError("files")
-            mtime = entry.get("mtime")
-            if mtime is not None and not (_number(mtime) and 0 <= mtime <= LATEST_MTIME):
+            mtime = entry.get("mtime")  # os.utime takes no 1e300 (nor NaN): a time anima takes, or none
+            if mtime is not None and (isinstance(mtime, bool) or not isinstance(mtime, (int, float))
+                                      or not clock.EARLIEST <= mtime < clock.LATEST):
                 raise DataError(f"manifest: {path!r} has mtime {mtime!r}, which is no time (refused; nothing written)")
     except (ValueError, KeyError, TypeError, AttributeError):
         raise DataError(f"not an anima export: {MANIFEST} is not a manifest") from None
@@ -235,21 +235,21 @@ def _whole(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _fits(files: dict, compressed: int | None, parent: str) -> None:
-    """Refuse, before anything is written, sizes no home has: more than MAX_RATIO times the
-    compressed archive (when its length is known), or more than the disk beside the target holds."""
+def _fits(files: dict, compressed: int | None, target: str) -> None:
+    """Refuse, before anything is written, sizes no home has (65): more than MAX_RATIO times the
+    compressed archive (when its length is known), or more than the whole disk beside the target;
+    and sizes its free space does not hold (74, as if the disk had filled)."""
     total = sum(entry["size"] for entry in files.values())
     if compressed is not None and total > MAX_RATIO * compressed + SLACK:
         raise _bomb(total, compressed)
-    st = os.statvfs(parent)
+    st = os.statvfs(os.path.dirname(target))
     free = st.f_bavail * st.f_frsize
-    if total > free:
-        raise DataError(f"the archive unpacks to {total} bytes; {parent} has {free} free "
+    if total > st.f_blocks * st.f_frsize:  # more than the whole disk: the manifest is what is wrong
+        raise DataError(f"the archive unpacks to {total} bytes, more than the disk under {target} holds "
                         "(refused; nothing written)")
+    if total > free:
+        raise AnimaError(f"{target}: the archive unpacks to {total} bytes, {free} are free there "
+                         f"(nothing written): {os.strerror(errno.ENOSPC)}", IOERR)
 
 
 def _length(source) -> int | None:
@@ -261,7 +261,7 @@ def _length(source) -> int | None:
         return None
 
 
-def _unpack(tar, stage: str, dirs: dict, files: dict) -> None:
+def _unpack(tar, stage: str, target: str, dirs: dict, files: dict) -> None:
     seen = set()
     while (member := tar.next()) is not None:  # iterating would yield the manifest again
         name = member.name
@@ -283,12 +283,16 @@ def _unpack(tar, stage: str, dirs: dict, files: dict) -> None:
         h = hashlib.sha256()
         src = tar.extractfile(member)
         # anima's mode, never the archive's: nothing imported can be run or read by others
-        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, fs.FILE_MODE)
-        with open(fd, "wb") as f:
-            os.fchmod(fd, fs.FILE_MODE)
-            while chunk := src.read(_CHUNK):
-                h.update(chunk)
-                f.write(chunk)
+        try:
+            fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, fs.FILE_MODE)
+            with open(fd, "wb") as f:
+                os.fchmod(fd, fs.FILE_MODE)
+                while chunk := src.read(_CHUNK):
+                    h.update(chunk)
+                    f.write(chunk)
+        except OSError as e:  # (a write names no file) the staging copy goes: name the file of the home
+            e.filename, e.filename2 = os.path.join(target, name), None
+            raise
         if h.hexdigest() != entry["sha256"]:
             raise DataError(f"{name}: its sha256 is not the manifest's (refused; nothing written)")
         mtime = entry.get("mtime")
@@ -321,8 +325,8 @@ def import_(source, target: str) -> dict:
             with zstandard.ZstdDecompressor().stream_reader(counted, closefd=False) as z, \
                     tarfile.open(fileobj=_Bounded(z, counted), mode="r|") as tar:
                 manifest, dirs, files = _manifest(tar)
-                _fits(files, compressed, parent)
-                _unpack(tar, stage, dirs, files)
+                _fits(files, compressed, target)
+                _unpack(tar, stage, target, dirs, files)
         except (tarfile.TarError, zstandard.ZstdError, EOFError, OSError) as e:
             if isinstance(e, OSError) and e.errno is not None:
                 raise

@@ -47,3 +47,22 @@ def looks(text: str) -> str:
     another), and l made i (the prototype of capital I is l: folded, I is i). Two texts that
     look the same have the same `looks`; it is for comparing, never to show."""
     return _prototypes(_prototypes(visible(text)).casefold()).replace("l", "i")
+
+def control_at(text: str) -> int | None:
+    """Where the first control character that text_lines drops is in `text`, or None."""
+    found = _CONTROL.search(text)
+    return found.start() if found else None
+
+
+def undecodable(value: str) -> str | None:
+    """`value`, a string from the system (argv, the environment), shown with its undecodable
+    bytes as \\xNN when it is not UTF-8 text; None when it is. Python hands such bytes over as
+    lone surrogates (surrogateescape), which no UTF-8 file can hold."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate no byte stands for
+            return value.encode("utf-8", "backslashreplace").decode("ascii")
+    return None

@@ -17,7 +17,7 @@ prints the same bytes until a note is edited even though every injection changes
 import json
 import math
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.errors import DataError
 
 HOUR = 3600
@@ -38,7 +38,7 @@ def keyed(path: str, text: str | None = None) -> dict:
     if text is None:
         return {"notes": {}}
     try:
-        data = json.loads(text)
+        data = jsontext.loads(text)
     except ValueError as e:
         raise DataError(f"{path}: not valid JSON ({e})") from None
     if not isinstance(data, dict) or not isinstance(data.get("notes"), dict):

@@ -16,7 +16,8 @@ import re
 
 from anima.infra import clock, fs
 from anima.infra.digest import sha
-from anima.infra.errors import DataError, NotFound, Refused
+from anima.infra.errors import DataError, NotFound, Refused, os_error_code
+from anima.infra.text import control_at
 from anima.notes import heat
 from anima.notes.heat import DEFAULT_IMPORTANCE
 
@@ -183,8 +184,10 @@ class Store:
 
     # --- the prompt ----------------------------------------------------------------------
 
-    def prompt_order(self, notes_text: str, meta_text: str | None, half_life: int, now: float) -> list[Note]:
-        """The notes in injection order, frozen while notes.md and meta.json stay as they are."""
+    def prompt_order(self, notes_text: str, meta_text: str | None, half_life: int, now: float,
+                     freeze: bool = True) -> list[Note]:
+        """The notes in injection order, frozen while notes.md and meta.json stay as they are
+        (`freeze` False: a ranking not frozen yet is made, and not stored)."""
         notes = parse_notes(notes_text)
         if not notes:
             return []
@@ -194,13 +197,20 @@ class Store:
         by_id = {n.id: n for n in notes}
         if frozen.get("key") == key and set(frozen.get("order", [])) == set(by_id):
             return [by_id[i] for i in frozen["order"]]
-        with self.lock():
-            usage = self.usage()
-            order = self.ranked(notes, self.meta(meta_text), usage, half_life, now)
-            usage["ranking"] = {"key": key, "order": [n.id for n in order]}
-            usage["notes"] = {i: u for i, u in usage["notes"].items() if i in by_id}
-            self.heat.write(usage)
-        return order
+        order = None
+        if not freeze:
+            return self.ranked(notes, self.meta(meta_text), usage, half_life, now)
+        try:
+            with self.lock():
+                usage = self.usage()
+                order = self.ranked(notes, self.meta(meta_text), usage, half_life, now)
+                usage["ranking"] = {"key": key, "order": [n.id for n in order]}
+                usage["notes"] = {i: u for i, u in usage["notes"].items() if i in by_id}
+                self.heat.write(usage)
+        except OSError as e:  # a home that takes no write (read-only): ranked now, not frozen
+            if os_error_code(e) is None:
+                raise
+        return order if order is not None else self.ranked(notes, self.meta(meta_text), usage, half_life, now)
 
     def record_injections(self, ids: list[str], now: float) -> None:
         """Count one injection per printed note, at most one per note per hour (no lock taken
@@ -224,6 +234,10 @@ def check_note(text: str, cfg) -> str:
     text = fold(text)
     if not text:
         raise Refused("refusing an empty note")
+    where = control_at(text)
+    if where is not None:  # a NUL or an escape would go into notes.md and every system prompt
+        raise DataError(f"a note is plain text; this one holds the control character U+{ord(text[where]):04X} "
+                        f"at character {where + 1}")
     cap = cfg["notes.note_max_chars"]
     if len(text) > cap:
         raise Refused(f"note has {len(text)} characters, over the cap of {cap} (notes.note_max_chars)")

@@ -9,8 +9,8 @@ system trigger, a rhythm or her own action's result: each becomes one msg_*.json
 same envelope, the event's trace id carried on.
 """
 
-import json
 
+from anima.infra import jsontext
 from anima.infra.errors import DataError
 from anima.pipeline import queues
 
@@ -47,7 +47,7 @@ def parse_events(text: str, what: str, node: str, now: float) -> list[dict]:
     if not stripped:
         raise DataError(f"{what}: no event")
     try:
-        return [event(json.loads(stripped), what, node, now)]
+        return [event(jsontext.loads(stripped), what, node, now)]
     except ValueError:
         pass  # not one document: NDJSON, line by line
     events = []
@@ -55,7 +55,7 @@ def parse_events(text: str, what: str, node: str, now: float) -> list[dict]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = jsontext.loads(line)
         except ValueError as e:
             raise DataError(f"{what}:{number}: not valid JSON ({e.msg})") from None
         events.append(event(obj, f"{what}:{number}", node, now))

@@ -6,10 +6,9 @@ files by their time of writing); dispatch results from its journal; model calls 
 log/llm.jsonl (when there is one).
 """
 
-import json
 import os
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.pipeline import queues
 
 
@@ -35,7 +34,7 @@ def collect(home) -> dict:
     for name in _names(dead_dir):
         reason = fs.read_text(os.path.join(dead_dir, name + ".reason"))
         try:
-            queue = json.loads(reason)["queue"] if reason else "unknown"
+            queue = jsontext.loads(reason)["queue"] if reason else "unknown"
         except (ValueError, KeyError, TypeError):
             queue = "unknown"
         dead_by_queue[queue] = dead_by_queue.get(queue, 0) + 1
@@ -62,7 +61,7 @@ def collect(home) -> dict:
     states: dict[str, str] = {}
     for line in (fs.read_text(home.path("pipeline", "dispatch.journal")) or "").splitlines():
         try:
-            entry = json.loads(line)
+            entry = jsontext.loads(line)
             states[entry["id"]] = entry["state"]
         except (ValueError, KeyError, TypeError):
             continue
@@ -71,7 +70,7 @@ def collect(home) -> dict:
     out["llm_calls"] = out["llm_failures"] = out["llm_fallbacks"] = 0
     for line in (fs.read_text(home.path("log", "llm.jsonl")) or "").splitlines():
         try:
-            entry = json.loads(line)
+            entry = jsontext.loads(line)
         except ValueError:
             continue
         if not isinstance(entry, dict):

@@ -21,7 +21,7 @@ import os
 import re
 import time
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.errors import DataError, Refused
 from anima.infra.home import QUEUES
 
@@ -96,7 +96,7 @@ class Queue:
         """Write a whole file in tmp/, then rename it in; return its name."""
         name = doc["envelope"]["id"] + ".json"
         tmp = os.path.join(self._sub("tmp"), name)
-        fs.atomic_write(tmp, json.dumps(doc, ensure_ascii=False) + "\n")
+        fs.atomic_write(tmp, jsontext.dumps(doc) + "\n")  # never NaN: no other reader would parse it
         fs.move(tmp, os.path.join(self.dir, name), durable=True)
         return name
 
@@ -124,7 +124,7 @@ class Queue:
         if data is None:
             raise DataError(f"{path}: gone")
         try:
-            doc = json.loads(fs.decode(data, path))
+            doc = jsontext.loads(fs.decode(data, path))
         except ValueError as e:
             raise DataError(f"{path}: not valid JSON ({e})") from None
         return check(doc, path)

@@ -24,7 +24,7 @@ import os
 import time
 import zlib
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.errors import DataError, Refused
 from anima.pipeline import queues
 
@@ -105,7 +105,7 @@ def _load_state(path: str) -> dict:
     if text is None:
         return {}
     try:
-        state = json.loads(text)
+        state = jsontext.loads(text)
     except ValueError as e:
         raise DataError(f"{path}: not valid JSON ({e})") from None
     if not isinstance(state, dict) or not isinstance(state.get("rules"), dict):

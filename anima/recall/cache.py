@@ -24,7 +24,7 @@ of another version is ignored.
 import json
 import os
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.errors import AnimaError
 
 CACHE_FORMAT = 3  # bump when what is extracted from a file changes
@@ -54,7 +54,7 @@ class Cache:
     def get(self, path: str, sig: list) -> dict | None:
         entry_path = self.entry_path(path)
         try:
-            entry = json.loads(fs.read_bytes(entry_path) or b"null")
+            entry = jsontext.loads(fs.read_bytes(entry_path) or b"null")
             if entry["v"] == CACHE_FORMAT and entry["path"] == path and entry["sig"] == sig:
                 self.used.add(entry_path)
                 return entry
@@ -77,8 +77,8 @@ class Cache:
                     self.full = True
                     return
                 self._drop(p for _, p in victims[:excess])
-            fs.ensure_dir(self.dir)
-            fs.atomic_write(entry_path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")), durable=False)
+            if not fs.write_cache(entry_path, json.dumps(entry, ensure_ascii=False, separators=(",", ":"))):
+                return
             self.used.add(entry_path)
             entries[entry_path] = clock.files_now_ns()
         except (OSError, ValueError, AnimaError):
@@ -110,6 +110,8 @@ class Cache:
                 fs.remove(path)
             except (FileNotFoundError, AnimaError):  # gone already; or a link in the way, left alone
                 pass
+            except OSError:  # a home that cannot be written (read-only): the entry stays, as it is
+                continue
             self._entries().pop(path, None)
 
 
@@ -121,7 +123,7 @@ class Summary:
         self.path = path
         self.changed = False
         try:
-            data = json.loads(fs.read_bytes(path) or b"null")
+            data = jsontext.loads(fs.read_bytes(path) or b"null")
             self.files = data["files"] if data.get("v") == CACHE_FORMAT and isinstance(data["files"], dict) else {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError, AnimaError):
             self.files = {}
@@ -144,13 +146,9 @@ class Summary:
         paths = set(paths)
         if not self.changed and (not prune or set(self.files) <= paths):
             return
-        try:
-            fs.ensure_dir(os.path.dirname(self.path))
-            files = {p: e for p, e in self.files.items() if p in paths or not prune}
-            fs.atomic_write(self.path, json.dumps({"v": CACHE_FORMAT, "files": files}, ensure_ascii=False,
-                                                  separators=(",", ":")), durable=False)
-        except (OSError, AnimaError):
-            pass
+        files = {p: e for p, e in self.files.items() if p in paths or not prune}
+        fs.write_cache(self.path, json.dumps({"v": CACHE_FORMAT, "files": files}, ensure_ascii=False,
+                                             separators=(",", ":")))
 
 
 def token_total(texts) -> int:

@@ -23,10 +23,11 @@ the old text) and its new content indexed; `index status` counts the retired row
 rebuild drops them.
 """
 
-import json
+import contextlib
+import errno
 import os
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.errors import DataError, Refused
 from anima.recall import fts
 
@@ -59,6 +60,25 @@ def _connect(db_path: str, readonly: bool = False):
     else:
         con = sqlite3.connect(db_path, timeout=30)
     return con
+
+
+# SQLite's result codes for a file system that refused a write, and the errno each one is
+_SQLITE_ERRNO = {3: errno.EACCES, 8: errno.EROFS, 10: errno.EIO, 13: errno.ENOSPC, 14: errno.EACCES}
+
+
+@contextlib.contextmanager
+def _disk(where: str):
+    """A write SQLite could not make (a full disk, a read-only home) raised as the OSError it
+    is, naming `where`, so that it ends the command as any refused write does (73, 74)."""
+    import sqlite3
+
+    try:
+        yield
+    except sqlite3.OperationalError as e:
+        code = _SQLITE_ERRNO.get((getattr(e, "sqlite_errorcode", None) or 0) & 0xFF)
+        if code is None:
+            raise
+        raise OSError(code, os.strerror(code), where) from e
 
 
 TURNS = """CREATE TABLE turns(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
@@ -128,7 +148,7 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw.decode("utf-8"))
+            obj = jsontext.loads(raw.decode("utf-8"))
         except ValueError:
             return None
         turn = formats.turn(obj, fmt, delegated) if isinstance(obj, dict) else None
@@ -232,41 +252,57 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
         files = sources.session_files(home, cfg)
         cold = [(p, sig) for p in files if _cold(sig := fs.signature(p), started, cfg["index.hot_minutes"])]
         tmp = os.path.join(directory, f".{NAME}.{os.getpid()}.build")
-        for leftover in os.listdir(directory):  # a killed rebuild's: the lock says none is running
-            if leftover.startswith(f".{NAME}.") and ".build" in leftover:
-                fs.remove(os.path.join(directory, leftover))
-        shards = max(1, min(jobs, len(cold) // 4))  # (a few files are not worth a process)
-        read = _build_shards(tmp, [(i, p, sig) for i, (p, sig) in enumerate(cold, 1)], shards, progress)
-        con = _connect(tmp)
+        _drop_builds(directory)  # a killed rebuild's: the lock says none is running
         try:
-            seen: dict[str, str] = {}
-            for file_id, (p, sig) in enumerate(cold, 1):
-                got, warnings = read[p]
-                for message in warnings:
-                    warn(message)
-                if got is not None and got["id"] in seen:
-                    # its FTS5 rows stay behind in the shard as dead rows (FTS5 deletes a
-                    # contentless row only given its text again); `index status` counts them
-                    warn(f"{p}: session {got['id']} was already read from {seen[got['id']]}; file skipped")
-                    con.execute("DELETE FROM turns WHERE file=?", (file_id,))
-                    got = None
-                if got is None:  # kept as a file with no turns: up to date, not stale forever
-                    got = {**SKIPPED, "turns": 0, "tokens": 0}
-                else:
-                    seen[got["id"]] = p
-                con.execute("INSERT INTO files(id, path, sig, session, format, delegated, turns, tokens, size, lines, "
-                            "tail) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-                            (file_id, p, _sig(sig), got["id"], got["format"], int(got["delegated"]), got["turns"],
-                             got["tokens"], got["size"], got["lines"], got["tail"]))
-            con.execute("INSERT INTO meta VALUES('built', ?)", (str(started),))
-            con.execute("INSERT INTO meta VALUES('shards', ?)", (str(shards),))
-            con.commit()
-        finally:
-            con.close()
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        fs.move(tmp, target, durable=True)
+            with _disk(target):
+                seen = _rebuild(directory, target, tmp, cold, jobs, progress, warn, started)
+        except BaseException:
+            _drop_builds(directory)  # what failed (a full disk) leaves no half-built file behind
+            raise
     return {"indexed": len(seen), "hot": len(files) - len(cold)}
+
+
+def _drop_builds(directory: str) -> None:
+    for leftover in os.listdir(directory):
+        if leftover.startswith(f".{NAME}.") and ".build" in leftover:
+            with contextlib.suppress(FileNotFoundError):
+                fs.remove(os.path.join(directory, leftover))
+
+
+def _rebuild(directory: str, target: str, tmp: str, cold: list, jobs: int, progress, warn, started: int) -> dict:
+    """Build the index in `tmp`, then move it to `target`; the sessions seen, by id."""
+    shards = max(1, min(jobs, len(cold) // 4))  # (a few files are not worth a process)
+    read = _build_shards(tmp, [(i, p, sig) for i, (p, sig) in enumerate(cold, 1)], shards, progress)
+    con = _connect(tmp)
+    try:
+        seen: dict[str, str] = {}
+        for file_id, (p, sig) in enumerate(cold, 1):
+            got, warnings = read[p]
+            for message in warnings:
+                warn(message)
+            if got is not None and got["id"] in seen:
+                # its FTS5 rows stay behind in the shard as dead rows (FTS5 deletes a
+                # contentless row only given its text again); `index status` counts them
+                warn(f"{p}: session {got['id']} was already read from {seen[got['id']]}; file skipped")
+                con.execute("DELETE FROM turns WHERE file=?", (file_id,))
+                got = None
+            if got is None:  # kept as a file with no turns: up to date, not stale forever
+                got = {**SKIPPED, "turns": 0, "tokens": 0}
+            else:
+                seen[got["id"]] = p
+            con.execute("INSERT INTO files(id, path, sig, session, format, delegated, turns, tokens, size, lines, "
+                        "tail) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                        (file_id, p, _sig(sig), got["id"], got["format"], int(got["delegated"]), got["turns"],
+                         got["tokens"], got["size"], got["lines"], got["tail"]))
+        con.execute("INSERT INTO meta VALUES('built', ?)", (str(started),))
+        con.execute("INSERT INTO meta VALUES('shards', ?)", (str(shards),))
+        con.commit()
+    finally:
+        con.close()
+    with open(tmp, "rb+") as f:
+        os.fsync(f.fileno())
+    fs.move(tmp, target, durable=True)
+    return seen
 
 
 SHARD_STRIDE = 1 << 40  # shard k's rowids start above k * SHARD_STRIDE: unique across shards
@@ -397,7 +433,7 @@ def update(home, cfg, warn=lambda m: None) -> dict:
     if not os.path.exists(target):  # the first update (say, from cron) builds it
         rebuild(home, cfg, cfg["index.jobs"], warn=warn)
         return {"added": None, "appended": 0, "replaced": 0, "removed": 0}
-    with fs.locked(target, wait=False, what="the recall index (a rebuild or update is running)"):
+    with fs.locked(target, wait=False, what="the recall index (a rebuild or update is running)"), _disk(target):
         con = _connect(target)
         try:
             _usable(con, target)

@@ -10,10 +10,9 @@ are parsed; any other file is read whole (anima.recall.sessions), which summaris
 next pass. A second file with an id already read is skipped with a warning, as sessions does.
 """
 
-import json
 import os
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.recall import formats, sessions, sources, zstd
 from anima.recall.cache import SUMMARY, Cache, Summary, token_total
 
@@ -97,7 +96,7 @@ def _scan_raw(path: str, sig: list, known: dict, phrases) -> Scanned | None:
             if number == 1 and line.startswith(b"\xef\xbb\xbf"):
                 line = line[3:]
             try:
-                obj = json.loads(line.decode("utf-8"))
+                obj = jsontext.loads(line.decode("utf-8"))
             except ValueError:  # UnicodeDecodeError too; warned about when the file was read whole
                 continue
             turn = formats.turn(obj, fmt, delegated) if isinstance(obj, dict) else None

@@ -18,10 +18,9 @@ cannot be read at all, the file is skipped with one warning. An empty file is a 
 no turns, and no warning.
 """
 
-import json
 import os
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.recall import formats, sources, zstd
 from anima.recall.cache import CACHE_FORMAT, Cache
 
@@ -77,7 +76,7 @@ def extract(path: str, sig: list) -> dict:
             escaped = escaped or b"\\u" in raw
             why = None
             try:
-                obj = json.loads(raw.decode("utf-8"))
+                obj = jsontext.loads(raw.decode("utf-8"))
             except UnicodeDecodeError as e:
                 why = f"not valid UTF-8 (byte {e.start})"
             except ValueError:
@@ -164,17 +163,22 @@ def read(path: str, cache, warn, summary=None, started=None, sig=None) -> Sessio
     return _session(entry)
 
 
-def sessions(home, cfg, warn):
-    """Every session, in sources.session_files order; a second file with an id already read is skipped."""
+def _every_file(home, cfg, warn):
+    """(path, Session or None when nothing can be read from it) for every transcript file."""
     root = sources.home_root(home)
     cache_max = sources.setting(cfg, "recall.cache_sessions", 60)
     cache = None
     if cache_max > 0 and os.path.isdir(root):
         cache = Cache(os.path.join(root, "cache", "sessions"), cache_max)
         cache.trim()
-    first: dict[str, str] = {}
     for path in sources.session_files(home, cfg):
-        session = read(path, cache, warn)
+        yield path, read(path, cache, lambda message, path=path: warn(message, path))
+
+
+def sessions(home, cfg, warn):
+    """Every session, in sources.session_files order; a second file with an id already read is skipped."""
+    first: dict[str, str] = {}
+    for path, session in _every_file(home, cfg, lambda message, path: warn(message)):
         if session is None:
             continue
         if session.id in first:
@@ -182,6 +186,22 @@ def sessions(home, cfg, warn):
             continue
         first[session.id] = path
         yield session
+
+
+def files_of(home, cfg, sid: str, warn) -> list[tuple[str, bool]]:
+    """Every file that holds session `sid`, and whether anything can be read from it: also
+    the later files with that id, which `sessions` skips, and a file too damaged to read,
+    known by its name (formats.session_id without a header). Forgetting a session must find
+    them all: a damaged copy holds the words as much as a whole one. Warnings come only for
+    the other files (these are about to go)."""
+    found, said = [], []
+    for path, session in _every_file(home, cfg, lambda message, path: said.append((path, message))):
+        if (session.id if session is not None else formats.session_id(path, None)) == sid:
+            found.append((path, session is not None))
+    for path, message in said:
+        if path not in {p for p, _ in found}:
+            warn(message)
+    return found
 
 
 def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
@@ -203,7 +223,7 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
         if number == 1 and line.startswith(b"\xef\xbb\xbf"):
             line = line[3:]
         try:
-            obj = json.loads(line.decode("utf-8"))
+            obj = jsontext.loads(line.decode("utf-8"))
         except ValueError:
             continue
         if not isinstance(obj, dict) or not detector.may_hold_turn(obj):

@@ -72,6 +72,19 @@ def _frames(f, dctx, size: int, zstandard):
         raise Damaged("truncated zstd data (the last frame is incomplete)")
 
 
+def damage(path: str) -> str | None:
+    """Why the zstd data of `path` breaks, or None when it reads to its end (a plain file
+    always does)."""
+    if not path.endswith(ZSTD_SUFFIXES):
+        return None
+    try:
+        for _ in chunks(path):
+            pass
+    except Damaged as e:
+        return str(e)
+    return None
+
+
 def lines(chunks):
     """Each line's bytes, without its newline; an unfinished line at a damaged end never comes."""
     pending: list[bytes] = []

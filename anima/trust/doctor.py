@@ -1,16 +1,16 @@
 """`anima doctor`: is this home healthy and wired? One line per check: OK, WARN or FAIL, with
 the fix.
 
-FAIL is what stops anima from working (no home, a config it cannot read, a model endpoint
-it cannot reach when one is configured); WARN is what works but is likely not what a person
-wants (cron not wired, a backlog, dead letters, a stale index, files others can read).
+FAIL is what stops anima from working (no home, a config it cannot read, a prompt that
+cannot be made, a model endpoint it cannot reach when one is configured); WARN is what works
+but is likely not what a person wants (cron not wired, a backlog, dead letters, a stale index,
+files others can read).
 """
 
-import json
 import os
 import stat
 
-from anima.infra import changeset, clock, fs
+from anima.infra import changeset, clock, fs, jsontext
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 TICK_LATE_SEC = 5 * 60
@@ -46,13 +46,23 @@ def home_lines(home):
     mode = stat.S_IMODE(os.stat(home.root).st_mode)
     from anima.trust import check
 
-    loose = list(check.modes(home, None))
+    found = list(check.modes(home, None))
+    links = [f for f in found if os.path.islink(home.path(f.where))]
+    loose = [f for f in found if f not in links]
     if loose:
-        yield Line(WARN, "permissions", f"{len(loose)} files or directories others may read or that are links "
+        yield Line(WARN, "permissions", f"{len(loose)} files or directories others may read "
                    f"(first: {loose[0].where}: {loose[0].what})",
                    f"chmod -R go-rwx {home.root}; `anima check --only mode`")
     else:
         yield Line(OK, "permissions", f"{home.root} is {mode:04o}; every file 0600, every directory 0700")
+    if links:  # no mode makes a link safe: anima refuses to write through one, so it has to go
+        link = home.path(links[0].where)
+        target = os.readlink(link)
+        keep = f", then `cp -a {os.path.realpath(link)} {link}` to keep a copy of what it pointed to" \
+            if os.path.exists(link) else ""
+        yield Line(WARN, "links", f"{len(links)} symbolic link{'s' if len(links) != 1 else ''} in the home, "
+                   f"which anima refuses to write through (first: {links[0].where} -> {target})",
+                   f"`rm {link}`{keep}; `anima check --only mode` lists them all")
 
 
 def config_lines(home) -> tuple[list[Line], dict | None]:
@@ -74,6 +84,25 @@ def config_lines(home) -> tuple[list[Line], dict | None]:
     else:
         lines.append(Line(OK, "blocks", "all six self blocks are there"))
     return lines, cfg
+
+
+def prompt_lines(home, now, environ):
+    """Whether `anima prompt` can run: it is assembled as prompt assembles it, from the files,
+    with none of its side effects (no cache entry, no injection counted, no log line)."""
+    from anima.host import prompt
+    from anima.infra.errors import AnimaError, os_error_code, os_error_message
+
+    try:
+        made, _ = prompt.fresh(home, os.getcwd(), None, None, now, environ, freeze=False)
+    except AnimaError as e:
+        yield Line(FAIL, "prompt", f"anima prompt fails: {e}", "correct the file it names; see anima-home(5)")
+        return
+    except OSError as e:
+        if os_error_code(e) is None:
+            raise
+        yield Line(FAIL, "prompt", f"anima prompt fails: {os_error_message(e)}", "correct the file it names")
+        return
+    yield Line(OK, "prompt", f"anima prompt assembles {len(made.text)} characters")
 
 
 def index_lines(home, cfg):
@@ -111,7 +140,7 @@ def queue_lines(home):
         yield Line(OK, "queues", f"{waiting} waiting, none older than {BACKLOG_LATE_SEC // 60} min")
     if m["dead_letters"]:
         yield Line(WARN, "dead letters", f"{m['dead_letters']} in pipeline/dead_letter/",
-                   "`anima queue ls dead_letter` shows why; `anima queue retry ID` replays one")
+                   "`anima queue ls dead` shows why; `anima queue retry NAME` replays one")
     else:
         yield Line(OK, "dead letters", "none")
 
@@ -119,7 +148,7 @@ def queue_lines(home):
 def tick_lines(home, now):
     heartbeat = fs.read_text(home.path("pipeline", "heartbeat", "tick.json"))
     try:
-        at = clock.parse(json.loads(heartbeat)["at"], "at")
+        at = clock.parse(jsontext.loads(heartbeat)["at"], "at")
     except Exception:
         yield Line(WARN, "tick", "anima tick has never run: the rhythm and the loop are not wired",
                    "bin/anima-crontab | crontab -")
@@ -134,7 +163,7 @@ def tick_lines(home, now):
 def last_consolidate(home) -> float | None:
     """When the last consolidate ran: pipeline/consolidate.cursor, which each run rewrites."""
     try:
-        return clock.parse(json.loads(fs.read_text(home.path("pipeline", "consolidate.cursor")))["at"], "at")
+        return clock.parse(jsontext.loads(fs.read_text(home.path("pipeline", "consolidate.cursor")))["at"], "at")
     except Exception:  # none yet, or unreadable: consolidate reads it again from the start
         return None
 
@@ -226,7 +255,7 @@ def run(home, now: float, environ=os.environ) -> list[Line]:
     lines.extend(more)
     if cfg is None:
         return lines
-    for more in (index_lines(home, cfg), queue_lines(home), tick_lines(home, now),
-                 consolidate_lines(home, now), model_lines(home, cfg, now, environ)):
+    for more in (prompt_lines(home, now, environ), index_lines(home, cfg), queue_lines(home),
+                 tick_lines(home, now), consolidate_lines(home, now), model_lines(home, cfg, now, environ)):
         lines.extend(more)
     return lines

@@ -33,9 +33,9 @@ import contextlib
 import json
 import os
 
-from anima.infra import changeset, clock, fs, phrases
+from anima.infra import changeset, clock, fs, jsontext, phrases
 from anima.infra.digest import sha
-from anima.infra.errors import Busy, NotFound, UsageError
+from anima.infra.errors import Busy, DataError, NotFound, UsageError
 
 
 class Step:
@@ -96,13 +96,12 @@ def session(home, cfg, sid: str, warn) -> Plan:
     from anima.recall import sessions
 
     plan = Plan(f"session {sid}")
-    for s in sessions.sessions(home, cfg, warn):
-        if s.id != sid:
-            continue
-        if home.holds(s.path):
-            plan.add("transcript", home.rel(s.path), lambda p=s.path: fs.remove(p))
+    for path, readable in sessions.files_of(home, cfg, sid, warn):
+        what = "transcript" if readable else "unreadable transcript"
+        if home.holds(path):
+            plan.add(what, home.rel(path), lambda p=path: fs.remove(p))
         else:
-            plan.add("transcript outside the home, left where it is", s.path)
+            plan.add(f"{what} outside the home, left where it is", path)
     _facts_step(home, plan, lambda f: (f.get("source") or {}).get("session") != sid)
     if not plan.steps:
         raise NotFound(f"no session {sid!r}: no transcript and no fact names it")
@@ -120,7 +119,7 @@ def fact(home, cfg, fid: str) -> Plan:
 
 
 def source(home, cfg, spec: str, now: float, warn) -> Plan:
-    from anima.recall import sessions, sources
+    from anima.recall import formats, sessions, sources, zstd
 
     path, _, line = spec.rpartition(":")
     if not path or not line.isdigit() or int(line) < 1:
@@ -136,14 +135,18 @@ def source(home, cfg, spec: str, now: float, warn) -> Plan:
         raise NotFound(f"--source {spec!r}: {path} is not a transcript (*.jsonl, *.jsonl.zst)")
     if not home.holds(full):
         raise UsageError(f"--source {spec!r}: outside the home; anima writes only under {home.root}")
-    session_id = None
-    for s in sessions.sessions(home, cfg, warn):
-        if os.path.realpath(s.path) == os.path.realpath(full):
-            session_id = s.id
-            if not any(t.line == number for t in s.turns):
-                raise NotFound(f"--source {spec!r}: line {number} is not a turn of session {s.id}")
-    if session_id is None:
+    session = next((s for s in sessions.sessions(home, cfg, warn)
+                    if os.path.realpath(s.path) == os.path.realpath(full)), None)
+    broken = zstd.damage(full)
+    if broken is not None:  # recompressed, the file would lose its unreadable tail with the turn
+        named = session.id if session is not None else formats.session_id(full, None)
+        raise DataError(f"--source {spec!r}: {home.rel(full)} is damaged ({broken}), so one turn cannot be "
+                        f"blanked in place; `anima forget --session {named}` removes the whole file")
+    if session is None:
         raise NotFound(f"--source {spec!r}: not a session anima reads")
+    if not any(t.line == number for t in session.turns):
+        raise NotFound(f"--source {spec!r}: line {number} is not a turn of session {session.id}")
+    session_id = session.id
     plan = Plan(f"turn {home.rel(full)}:{number}")
     plan.add("turn", f"{home.rel(full)}:{number} (the line stays, empty)", lambda: _blank_line(full, number, now))
     _facts_step(home, plan, lambda f: ((f.get("source") or {}).get("session"),
@@ -518,7 +521,7 @@ class _StreamForget:
                     continue
                 path = os.path.join(top, name)
                 try:
-                    obj = json.loads(fs.read_text(path) or "")
+                    obj = jsontext.loads(fs.read_text(path) or "")
                 except ValueError:
                     continue
                 if not isinstance(obj, dict):

@@ -1,0 +1,177 @@
+"""Bad input through the installed `anima`: refused with one line and a documented status,
+nothing written; never exit 70 (a bug in anima)."""
+
+import os
+import subprocess
+
+import pytest
+
+from conftest import snapshot
+
+
+def anima(anima_bin, *args, input=None, env=None):
+    return subprocess.run([anima_bin, *args], input=input, capture_output=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.fixture
+def lived(anima_bin, home):
+    for args in (("init", "--lang", "en"), ("note", "add", "I read the file before I answer.")):
+        assert anima(anima_bin, *args).returncode == 0
+    return home
+
+
+@pytest.mark.parametrize("argv, number, shown", [
+    ((b"think", b"I am \xff."), 2, "I am \\xff."),
+    ((b"note", b"add", b"I keep \xfe\xff notes."), 3, "I keep \\xfe\\xff notes."),
+    ((b"say", b"hi \xff", b"--speaker", b"Alice"), 2, "hi \\xff"),
+    ((b"say", b"hi", b"--speaker", b"Al\xffce"), 4, "Al\\xffce"),
+    ((b"say", b"hi", b"--speaker=Al\xffce"), 3, "--speaker=Al\\xffce"),
+    ((b"config", b"set", b"notes.max_chars", b"1\xff"), 4, "1\\xff"),
+    ((b"--home", b"/tmp/\xff", b"note", b"list"), 2, "/tmp/\\xff"),
+])
+def test_an_argument_that_is_not_utf8_is_65_naming_it(anima_bin, lived, argv, number, shown):
+    before = snapshot(lived)
+    r = anima(anima_bin, *argv)
+    assert (r.returncode, r.stdout) == (65, b"")
+    assert r.stderr.decode() == f"anima: argument {number} '{shown}': not valid UTF-8; anima takes UTF-8 text\n"
+    assert snapshot(lived) == before
+
+
+def test_an_anima_home_that_is_not_utf8_is_65(anima_bin, tmp_path):
+    r = subprocess.run([anima_bin, "note", "list"], capture_output=True,
+                       env={**os.environ, "ANIMA_HOME": os.fsdecode(os.fsencode(str(tmp_path)) + b"/h\xff")})
+    assert (r.returncode, r.stdout) == (65, b"")
+    assert r.stderr.decode() == f"anima: ANIMA_HOME '{tmp_path}/h\\xff': not valid UTF-8; anima takes UTF-8 paths\n"
+    assert b"h\xff" not in os.listdir(os.fsencode(str(tmp_path)))
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def message(**extra) -> str:
+    import json
+
+    return json.dumps({"text": "hi", "speaker": "Alice", **extra})
+
+
+@pytest.mark.parametrize("doc, why", [
+    ('{"text": "\\ud800", "speaker": "Alice"}', "a lone surrogate \\ud800 is no character"),
+    ('{"text": "hi", "speaker": "Al\\udfffce"}', "a lone surrogate \\udfff is no character"),
+    (message()[:-1] + ', "x": ' + DEEP + "}", "nested deeper than 100 levels"),
+    (message()[:-1] + ', "x": ' + "[" * 101 + "]" * 101 + "}", "nested deeper than 100 levels"),
+    (message()[:-1] + ', "x": NaN}', "NaN is not JSON"),
+    (message()[:-1] + ', "x": -Infinity}', "-Infinity is not JSON"),
+    (message()[:-1] + ', "x": 1e999}', "1e999 is out of range"),
+])
+def test_json_that_python_takes_and_json_does_not_is_65_and_writes_nothing(anima_bin, lived, doc, why):
+    before = snapshot(lived)
+    r = anima(anima_bin, "say", "--json", input=doc.encode())
+    assert (r.returncode, r.stdout) == (65, b"")
+    assert r.stderr.decode() == f"anima: stdin:1: not valid JSON ({why})\n"
+    assert snapshot(lived) == before
+
+
+def test_a_valid_surrogate_pair_and_99_levels_are_json(anima_bin, lived):
+    doc = message()[:-1] + ', "x": ' + "[" * 99 + "]" * 99 + ', "y": "\\ud83d\\ude00"}'
+    r = anima(anima_bin, "say", "--json", input=doc.encode())
+    assert r.returncode == 0, r.stderr
+    inbox = lived / "pipeline" / "inbox" / "pending"
+    [name] = [n for n in os.listdir(inbox) if n.endswith(".json")]
+    assert "\U0001f600" in (inbox / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("argv, prefix", [
+    (("internalize", "-"), "anima: stdin: not valid JSON ("),
+    (("call", "self_note"), "anima: call self_note: the arguments are not valid JSON ("),
+    (("stage",), "anima: stdin:1: expected a recall result: JSON with session, line and quote or text"),
+])
+@pytest.mark.parametrize("doc", [DEEP, '{"text": NaN}', '{"text": "\\ud800"}'])
+def test_every_json_input_is_read_the_same_way(anima_bin, lived, argv, prefix, doc):
+    before = snapshot(lived)
+    r = anima(anima_bin, *argv, input=doc.encode())
+    assert r.stderr.decode().startswith(prefix), r.stderr
+    assert r.returncode == 65 and r.stderr.count(b"\n") == 1
+    assert snapshot(lived) == before
+
+
+@pytest.mark.parametrize("doc", [DEEP, '{"envelope": {"id": "event_1"}, "payload": {"x": NaN}}', "\\ud800"])
+def test_a_queue_file_that_is_not_json_goes_to_dead_letter(anima_bin, lived, doc):
+    """A host drops a file into the inbox by hand (maildir): preprocess dead-letters it, with
+    the reason, and goes on; nothing is lost, nothing crashes."""
+    inbox = lived / "pipeline" / "inbox" / "pending"
+    inbox.mkdir(parents=True, exist_ok=True)
+    (inbox / "event_1.json").write_text(doc)
+    r = anima(anima_bin, "preprocess")
+    assert (r.returncode, r.stderr) == (0, b"")
+    dead = lived / "pipeline" / "dead_letter"
+    assert (dead / "event_1.json").read_text() == doc
+    assert "not valid JSON" in (dead / "event_1.json.reason").read_text()
+
+
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59Z", "1969-12-31T23:59:59Z", "0001-01-01T00:00:00Z"])
+@pytest.mark.parametrize("argv", [("tick",), ("prompt",), ("think", "I am here."), ("say", "hi", "--speaker", "Al"),
+                                  ("consolidate",), ("doctor",)])
+def test_anima_now_outside_the_years_anima_takes_is_78(anima_bin, lived, when, argv):
+    before = snapshot(lived)
+    r = anima(anima_bin, *argv, env={"ANIMA_NOW": when})
+    assert (r.returncode, r.stdout) == (78, b"")
+    assert r.stderr.decode() == f"anima: ANIMA_NOW: '{when}' is outside the years anima takes (1970 to 8999)\n"
+    assert snapshot(lived) == before
+
+
+def test_the_last_second_anima_takes_works(anima_bin, lived):
+    for argv in (("tick",), ("think", "I am here."), ("consolidate",)):
+        r = anima(anima_bin, *argv, env={"ANIMA_NOW": "8999-12-31T23:59:59Z"})
+        assert r.returncode == 0, (argv, r.stderr)
+
+
+@pytest.mark.parametrize("argv", [("tick", "--now", "9999-12-31T23:59:59Z"), ("stream", "roll", "--now", "9999-12-31")])
+def test_a_now_flag_outside_the_years_is_a_usage_error(anima_bin, lived, argv):
+    before = snapshot(lived)
+    r = anima(anima_bin, *argv)
+    assert r.returncode == 2 and r.stderr.decode().startswith("anima: --now: '9999-12-31"), r.stderr
+    assert snapshot(lived) == before
+
+
+def test_an_envelope_timestamp_outside_the_years_goes_to_dead_letter(anima_bin, lived):
+    r = anima(anima_bin, "say", "hi", "--speaker", "Al")
+    name = r.stdout.decode().strip() + ".json"
+    path = lived / "pipeline" / "inbox" / "pending" / name
+    path.write_text(path.read_text().replace('"timestamp": "2026-11-30T21:05:00Z"', '"timestamp": "9999-12-31T23:59:59Z"'))
+    assert "9999-12-31" in path.read_text()
+    r = anima(anima_bin, "tick")
+    assert (r.returncode, r.stderr) == (0, b"")
+    reason = (lived / "pipeline" / "dead_letter" / f"{name}.reason").read_text()
+    assert "is outside the years anima takes (1970 to 8999)" in reason
+
+
+@pytest.mark.parametrize("control, how", [("\x00", "stdin"), ("\x01", "stdin"), ("\x1b", "stdin"), ("\x7f", "stdin"),
+                                          ("\x01", "argument"), ("\x1b", "argument")])  # (argv holds no NUL)
+def test_a_note_with_a_control_character_is_65_and_never_reaches_the_prompt(anima_bin, lived, control, how):
+    before = snapshot(lived)
+    text = f"I keep{control} my notes plain."
+    if how == "argument":
+        r = anima(anima_bin, "note", "add", text)
+    else:
+        r = anima(anima_bin, "note", "add", "-", input=text.encode())
+    assert (r.returncode, r.stdout) == (65, b"")
+    assert r.stderr.decode() == ("anima: a note is plain text; this one holds the control character "
+                                 f"U+{ord(control):04X} at character 7\n")
+    assert snapshot(lived) == before
+    prompt = anima(anima_bin, "prompt").stdout
+    assert control.encode() not in prompt and b"my notes plain" not in prompt
+
+
+def test_the_agent_s_self_note_tool_refuses_a_control_character_too(anima_bin, lived):
+    before = snapshot(lived)
+    r = anima(anima_bin, "call", "self_note", input=b'{"text": "I keep\\u0000 my notes plain."}')
+    assert b"control character U+0000" in r.stdout + r.stderr
+    assert snapshot(lived) == before
+
+
+def test_a_thought_s_control_characters_are_dropped(anima_bin, lived):
+    r = anima(anima_bin, "think", "-", input=b"I wonder\x00 about\x1b[31m red.\n")
+    assert r.returncode == 0, r.stderr
+    now = (lived / "self" / "stream" / "now.md").read_text()
+    assert "I wonder about[31m red." in now and "\x00" not in now and "\x1b" not in now
