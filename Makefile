@@ -57,7 +57,7 @@ lint-man: tools ## Lint every man page with groff (a .so page: its target exists
 	  esac; done
 
 # BENCH names some scripts to run (`make bench BENCH=crash.py`): the other sections are kept.
-bench: $(STAMP) ## Measure speed against same-run references; write bench/README.md.
+bench: $(STAMP) ## Measure speed against same-run references and crash safety; write bench/README.md.
 	@command -v rg >/dev/null 2>&1 && command -v zstd >/dev/null 2>&1 && [ -x /usr/bin/time ] || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq ripgrep zstd time >/dev/null; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq ripgrep zstd time >/dev/null; fi; }

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ["run.py", "recall.py", "index.py", "recall_quality.py", "stream.py"]
+SCRIPTS = ["run.py", "recall.py", "index.py", "recall_quality.py", "stream.py", "crash.py"]
 
 PREFACE = """\
 # Benchmarks
@@ -33,6 +33,8 @@ scan of the transcripts, a plain BM25 for retrieval quality), and judges the *ra
 ratio of 1.3x means 1.3 times the reference's median. Compare ratios across runs, not times.
 A script exits non-zero when a figure misses its target (the targets are in the issues and in
 each script's docstring); `make bench` then fails, and the heading below says so.
+bench/crash.py measures no speed: it kills every writing command with SIGKILL mid-work and
+counts what the next run of the loop lost, repeated or left unreported (target 0 of each).
 Figures of earlier runs, once written by hand in the man pages and README.md, are in
 [HISTORY.md](HISTORY.md).
 """
