@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 import crash  # noqa: E402  (bench/ is not a package: its scripts import each other by name)
 
-KILLS = 3
+KILLS = 2
 SCALE = 12
 
 
@@ -29,8 +29,9 @@ def table(world):
     return crash.cases(world)
 
 
-NAMES = ("say", "preprocess", "internalize", "think", "externalize", "dispatch", "consolidate", "stream roll",
-         "note add", "stage", "approve", "forget", "self set")
+NAMES = ("say", "preprocess", "internalize", "internalize+roll", "think", "think+night", "externalize",
+         "externalize+roll", "dispatch", "consolidate", "stream roll", "note add", "stage", "approve", "forget",
+         "self set")
 
 
 def test_every_case_is_sampled(table):
