@@ -1,6 +1,7 @@
 # anima — `make help` lists the targets.
 PYTHON  ?= python3
 VENV    ?= .venv
+BENCH   ?=
 PREFIX  ?= /usr/local
 DESTDIR ?=
 BINDIR  ?= $(PREFIX)/bin
@@ -55,11 +56,12 @@ lint-man: tools ## Lint every man page with groff (a .so page: its target exists
 	       [ -z "$$out" ] || { echo "$$out" >&2; exit 1; } ;; \
 	  esac; done
 
-bench: $(STAMP) ## Measure speed against references taken in the same run; write bench/README.md.
+# BENCH names some scripts to run (`make bench BENCH=crash.py`): the other sections are kept.
+bench: $(STAMP) ## Measure speed against same-run references and crash safety; write bench/README.md.
 	@command -v rg >/dev/null 2>&1 && command -v zstd >/dev/null 2>&1 && [ -x /usr/bin/time ] || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq ripgrep zstd time >/dev/null; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq ripgrep zstd time >/dev/null; fi; }
-	$(BIN)/python bench/report.py
+	$(BIN)/python bench/report.py $(BENCH)
 
 man: $(STAMP) tools ## Regenerate the generated parts of the man pages from the code, then lint them.
 	$(BIN)/python man/generate.py

@@ -3,7 +3,8 @@
 `make bench` calls this.  Each script measures and judges itself (exit non-zero when it misses a
 target or fails); this only runs them one after another, as the Makefile did, shows their output
 as it comes, and keeps it with the date and the machine.  The exit status is 1 when any script
-failed, and bench/README.md is written all the same, saying which.
+failed, and bench/README.md is written all the same, saying which.  Given some scripts, it runs
+only those and keeps the other sections of bench/README.md as they were, each with its own date.
 
     python bench/report.py [--out FILE] [SCRIPT...]
 """
@@ -12,11 +13,12 @@ import argparse
 import datetime
 import os
 import platform
+import re
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ["run.py", "recall.py", "index.py", "recall_quality.py", "stream.py", "privacy.py"]
+SCRIPTS = ["run.py", "recall.py", "index.py", "recall_quality.py", "stream.py", "privacy.py", "crash.py"]
 
 PREFACE = """\
 # Benchmarks
@@ -31,6 +33,8 @@ scan of the transcripts, a plain BM25 for retrieval quality), and judges the *ra
 ratio of 1.3x means 1.3 times the reference's median. Compare ratios across runs, not times.
 A script exits non-zero when a figure misses its target (the targets are in the issues and in
 each script's docstring); `make bench` then fails, and the heading below says so.
+bench/crash.py measures no speed: it kills every writing command with SIGKILL mid-work and
+counts what the next run of the loop lost, repeated or left unreported (target 0 of each).
 Figures of earlier runs, once written by hand in the man pages and README.md, are in
 [HISTORY.md](HISTORY.md).
 """
@@ -52,12 +56,32 @@ def run(script: str) -> tuple[int, str]:
     return proc.wait(), "".join(lines)
 
 
-def report(results: list[tuple[str, int, str]], when: str, where: str) -> str:
-    out = [PREFACE, f"Run of {when} on {where}.", ""]
-    for script, status, text in results:
-        verdict = "passed" if status == 0 else f"FAILED (exit {status})"
-        out += [f"## bench/{script}: {verdict}", "", "```", text.rstrip("\n"), "```", ""]
-    return "\n".join(out)
+def section(script: str, status: int, text: str, when: str, where: str) -> str:
+    verdict = "passed" if status == 0 else f"FAILED (exit {status})"
+    return "\n".join([f"## bench/{script}: {verdict}", "", f"Run of {when} on {where}.", "", "```",
+                      text.rstrip("\n"), "```", ""])
+
+
+def kept(old: str) -> dict[str, str]:
+    """The sections of an earlier bench/README.md by script, each with its run's date (a report
+    that dated them all at its top gives each that date)."""
+    top = re.search(r"^Run of .*\.$", old.split("\n## bench/", 1)[0], re.M)
+    out = {}
+    for part in old.split("\n## bench/")[1:]:
+        head, _, body = part.partition("\n")
+        body = body.strip("\n")
+        if top and not body.startswith("Run of "):
+            body = top.group() + "\n\n" + body
+        out[head.split(":", 1)[0]] = f"## bench/{head}\n\n{body}\n"
+    return out
+
+
+def report(results: list[tuple[str, int, str]], when: str, where: str, old: str = "") -> str:
+    """bench/README.md: the scripts run now, and the sections of `old` for those not run."""
+    sections = kept(old)
+    sections.update({script: section(script, status, text, when, where) for script, status, text in results})
+    order = SCRIPTS + sorted(set(sections) - set(SCRIPTS))
+    return "\n".join([PREFACE] + [sections[s] for s in order if s in sections])
 
 
 def main(argv=None) -> int:
@@ -71,8 +95,12 @@ def main(argv=None) -> int:
         print(f"== bench/{script}", file=sys.stderr, flush=True)
         status, text = run(script)
         results.append((script, status, text))
+    old = ""
+    if set(args.scripts) != set(SCRIPTS) and os.path.exists(args.out):
+        with open(args.out, encoding="utf-8") as f:
+            old = f.read()
     with open(args.out + ".tmp", "w", encoding="utf-8") as f:
-        f.write(report(results, when, machine()))
+        f.write(report(results, when, machine(), old))
     os.replace(args.out + ".tmp", args.out)
     failed = [s for s, status, _ in results if status != 0]
     if failed:

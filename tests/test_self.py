@@ -177,6 +177,23 @@ def test_history_files_are_the_previous_versions_verbatim(run, inited):
     assert (inited / "self" / "blocks" / ".history" / "self_model" / "1.md").read_bytes() == before
 
 
+def test_a_set_killed_after_keeping_the_old_version_keeps_it_once(anima_bin, inited):
+    """The state a `self set` killed between its two writes leaves: the old version kept in
+    .history, the block not yet replaced. The next set keeps that version once, not twice."""
+    import shutil
+    import subprocess
+
+    history = inited / "self" / "blocks" / ".history" / "direction"
+    history.mkdir(parents=True)
+    shutil.copyfile(block_file(inited, "direction"), history / "1.md")
+    before = (history / "1.md").read_bytes()
+    r = subprocess.run([anima_bin, "self", "set", "direction"], input="After the crash.", capture_output=True,
+                       text=True, env={**os.environ, "ANIMA_HOME": str(inited)})
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert sorted(os.listdir(history)) == ["1.md"] and (history / "1.md").read_bytes() == before
+    assert block_file(inited, "direction").read_text().endswith("---\nAfter the crash.\n")
+
+
 def test_unchanged_body_writes_nothing(run, inited):
     run("self", "set", "direction", input="same")
     before = snapshot(inited)

@@ -170,8 +170,12 @@ def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, 
         rev = None
         if old_text is not None:
             revs = revisions(blocks_dir, key)
-            rev = (revs[-1] if revs else 0) + 1
-            fs.atomic_write(os.path.join(fs.ensure_dir(history_dir(blocks_dir, key)), f"{rev}.md"), old_text)
+            kept = fs.read_text(os.path.join(history_dir(blocks_dir, key), f"{revs[-1]}.md")) if revs else None
+            if kept == old_text:  # a write killed after keeping it: the version is kept once
+                rev = revs[-1]
+            else:
+                rev = (revs[-1] if revs else 0) + 1
+                fs.atomic_write(os.path.join(fs.ensure_dir(history_dir(blocks_dir, key)), f"{rev}.md"), old_text)
         new = Block(key, old.title if old else TITLES[lang][key], locked, clock.iso(now), body,
                     old.extra if old else {})
         fs.atomic_write(path, render(new))
