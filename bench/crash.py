@@ -5,7 +5,8 @@ The home is a day in the middle of being lived (`world`): messages narrated, wai
 message_queue and in the inbox; decisions of hers acted on, queued for dispatch and not yet
 read by externalize; a roll behind her; a fact staged. Each command (`CASES`) is first timed
 on a copy of it, unkilled (the median of three runs); then every run takes a fresh copy,
-starts the command, and SIGKILLs it a uniformly random moment within that duration, so that
+starts the command, and SIGKILLs it at a uniformly random moment between the end of Python's
+start-up (what `anima --help` takes; at most half the command) and that duration, so that
 the kills land mid-work whatever the command costs. A kill after the command ended is
 counted as landing after, not as a failure.
 
@@ -325,6 +326,18 @@ def duration(world: World, case: Case, where: str, runs: int = 3) -> float:
     return statistics.median(took)
 
 
+def moment(rng: random.Random, took: float, startup: float) -> float:
+    """When to kill a command that takes `took` seconds: a uniform moment after start-up (what
+    `anima --help` takes, `startup`; at most half the command) and before its end, so that the
+    kills land in its work rather than in Python's start-up, which writes nothing."""
+    return rng.uniform(min(startup, took / 2), took)
+
+
+def startup_time(runs: int = 5) -> float:
+    """What start-up alone takes: the median of `runs` of `anima --help`."""
+    return statistics.median(timed([ANIMA, "--help"]) for _ in range(runs))
+
+
 def timed(argv: list[str]) -> float:
     began = time.perf_counter()
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -562,16 +575,17 @@ def main(argv=None) -> int:
         table = cases(world)
         names = args.only.split(",") if args.only else list(table)
         took = {name: duration(world, table[name], os.path.join(tmp, "timing")) for name in names}
-        startup = statistics.median(timed([ANIMA, "--help"]) for _ in range(5))
+        startup = startup_time()
         outcomes: dict[str, list[Outcome]] = {name: [] for name in names}
         for i in range(args.runs):
             name = names[i % len(names)]
-            o = trial(world, table[name], rng.uniform(0, took[name]), os.path.join(tmp, "run"))
+            o = trial(world, table[name], moment(rng, took[name], startup), os.path.join(tmp, "run"))
             outcomes[name].append(o)
             for kind, what in o.problems:
                 print(f"  run {i} ({name}, kill at {o.delay * 1000:.0f} ms): {kind}: {what}", file=sys.stderr)
-    print(f"{args.runs} runs, SIGKILL at a uniform moment of each command's own duration (median of 3 unkilled); "
-          f"a day of {args.scale} messages and decisions a batch, seed {args.seed}")
+    print(f"{args.runs} runs, SIGKILL at a uniform moment after start-up and before the end of each command's "
+          f"own duration (median of 3 unkilled); a day of {args.scale} messages and decisions a batch, "
+          f"seed {args.seed}")
     print("ms: the command's own duration, the kill window; mid-work: killed while it ran; in work: of those, "
           f"killed after the {startup * 1000:.0f} ms `anima --help` takes (start-up done); after: it had ended; "
           "then the runs that found each kind (see the docstring); reported: `anima check --only stream` found "

@@ -43,7 +43,9 @@ def test_kill_9_loses_nothing_repeats_nothing_and_check_is_not_silent(world, tab
     case = table[name]
     took = crash.duration(world, case, str(tmp_path / "timing"), runs=1)
     rng = random.Random(f"crash {name}")
-    outcomes = [crash.trial(world, case, rng.uniform(0, took), str(tmp_path / f"run{i}")) for i in range(KILLS)]
+    startup = crash.startup_time(runs=1)
+    outcomes = [crash.trial(world, case, crash.moment(rng, took, startup), str(tmp_path / f"run{i}"))
+                for i in range(KILLS)]
     for o in outcomes:
         assert o.problems == [], f"{name} killed at {o.delay * 1000:.0f} ms of {took * 1000:.0f}: {o.problems}"
     assert not any(o.reported for o in outcomes), "anima check --only stream found the stream out of step"
