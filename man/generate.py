@@ -308,7 +308,9 @@ def privacy_words() -> list[str]:
              ("Health, refused beside a person other than me, and no software", privacy.HEALTH_IN_CONTEXT),
              ("Finance, refused wherever they stand", privacy.FINANCE),
              ("Finance, refused beside a person other than me", privacy.FINANCE_IN_CONTEXT),
-             ("Finance, refused beside a person and a sum of money", privacy.FINANCE_WITH_AMOUNT)]
+             ("Finance, refused beside a person and a sum of money", privacy.FINANCE_WITH_AMOUNT),
+             ("Orientation and religion, refused said of a person", privacy.TRAIT),
+             ("Orientation and religion, refused beside a person", privacy.TRAIT_IN_CONTEXT)]
     out = []
     for title, words in lists:
         out += [".TP", esc(title), esc(", ".join(words)) + "."]

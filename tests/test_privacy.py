@@ -156,6 +156,68 @@ POSITIVE = [
     ("finance", "I noted their rent is 2,400 dollars a month.", "rent"),
     ("finance", "I wrote that he owes his brother 3000 euros.", "owes"),
     ("finance", "我记住了她每月房租4500元。", "房租"),
+    # a sum with no currency, said by its rate or its thousands; a lost job
+    ("finance", "I noted that the user makes 5000 a month.", "makes"),
+    ("finance", "I noted that the user earns 85,000 a year.", "earns"),
+    ("finance", "I noted that the user was laid off last week.", "laid off"),
+    ("finance", "我记下了用户上个月被公司开除了。", "开除"),
+    # sexual orientation and religion, said of a person
+    ("trait", "I noted that the user is gay.", "gay"),
+    ("trait", "I remembered the user is a practising Muslim.", "Muslim"),
+    ("trait", "我记下了用户是同性恋。", "同性恋"),
+    ("trait", "我记住了用户信佛。", "信佛"),
+    # documents and records: plates, VINs, student and medical record numbers
+    ("document", "I learned the user's license plate is 京A12345.", "京A12345"),
+    ("document", "I saved the user's licence plate, AB12 CDE.", "licence plate, AB12 CDE"),
+    ("document", "I wrote down the car's VIN 1HGCM82633A004352.", "VIN 1HGCM82633A004352"),
+    ("document", "I learned the user's student ID 2021123456.", "student ID 2021123456"),
+    ("document", "我记下了用户的病历号 ZY2023004512。", "病历号 ZY2023004512"),
+    ("passport", "I saw P<GBRSMITH<<JOHN<<<<<<<<<<<<<<<<<<<<<<< on the scan.",
+     "P<GBRSMITH<<JOHN<<<<<<<<<<<<<<<<<<<<<<<"),
+    # an @ and a dot spoken, bracketed, spaced, or in other scripts
+    ("email", "我记下了用户的邮箱 zhangsan at qq.com。", "zhangsan at qq.com"),
+    ("email", "I noted the user's mail alice at example.com.", "alice at example.com"),
+    ("email", "我记下了用户的邮箱 张三艾特qq点com。", "张三艾特qq点com"),
+    ("email", "我记下了用户的邮箱：lihua（艾特）gmail（点）com。", "lihua（艾特）gmail（点）com"),
+    ("email", "我记下了用户邮箱 zhangsan#qq.com。", "zhangsan#qq.com"),
+    ("email", "I noted the user's email: d a v e @ m a i l . c o m.", "d a v e @ m a i l . c o m"),
+    ("email", "I noted his email alice @ example . com.", "alice @ example . com"),
+    ("email", "I noted the user's mail alice＠qq。com.", "alice＠qq。com"),
+    ("email", "I noted the user's mail alice [@] example [.] com.", "alice [@] example [.] com"),
+    # keys spelled out letter by letter, or read out in segments
+    ("api_key", "I saw the key s k - a n t - a p i 0 3 - x y z 1 2 3 4 5 6 spelled out.",
+     "s k - a n t - a p i 0 3 - x y z 1 2 3 4 5 6"),
+    ("api_key", "I saw the key sk- proj- AbC1 23dE f456 GhI7 in chunks.", "sk- proj- AbC1 23dE f456 GhI7"),
+    # IBANs with dashes or in lower case; digits said with double and triple
+    ("bank_account", "I noted the user's IBAN BE68-5390-0754-7034.", "BE68-5390-0754-7034"),
+    ("bank_account", "I noted the user's IBAN ch93 0076 2011 6238 5295 7.", "ch93 0076 2011 6238 5295 7"),
+    ("phone", "I heard his number is one three eight double oh one three eight triple oh.",
+     "one three eight double oh one three eight triple oh"),
+    ("id_number", "I know the user's NHS number is 943 476 5919.", "NHS number is 943 476 5919"),
+    # credentials: short labels, a name/password pair, a pass phrase, a Chinese password
+    ("password", "I saw pw: hunter2 in the user's message.", "pw: hunter2"),
+    ("password", "I saw the user's login bob / hunter2 in the chat.", "login bob / hunter2"),
+    ("password", "I noted the user's password, it was correct horse battery staple.",
+     "password, it was correct horse battery staple"),
+    ("password", "我看到用户的口令是芝麻开门。", "口令是芝麻开门"),
+    ("login", "I wrote down the user's username is \"darkstar42\".", "username is \"darkstar42"),
+    ("login", "I saw the user's Venmo @bob-smith-22.", "Venmo @bob-smith-22"),
+    # address grammar: postcodes, PO boxes, more suffixes, Chinese districts and compounds, Japanese blocks
+    ("address", "I remember the user's postcode SW1A 1AA.", "SW1A 1AA"),
+    ("address", "I know the user's PO Box 1234 in Reno.", "PO Box 1234"),
+    ("address", "I know the user works at 1 Infinite Loop, Cupertino.", "1 Infinite Loop"),
+    ("address", "我知道用户在广东省深圳市南山区科技园上班。", "广东省深圳市南山区科技园"),
+    ("address", "我知道他住在天通苑北一区3-2-501。", "天通苑北一区3-2-501"),
+    ("address", "我知道她住在望京SOHO塔3。", "望京SOHO塔3"),
+    ("address", "I know the user lives at 東京都渋谷区神南1-2-3.", "東京都渋谷区神南1-2-3"),
+    ("birth_date", "I learned the user was born 15.03.1991.", "born 15.03.1991"),
+    ("birth_date", "I noted the user was born in March 1990.", "born in March 1990"),
+    ("email", "I noted the user's email tom_at_gmail_dot_com.", "tom_at_gmail_dot_com"),
+    ("login", "我记下了用户的 QQ：987654321。", "QQ：987654321"),
+    ("document", "I noted the user's car reg is LB07 SEO.", "car reg is LB07 SEO"),
+    ("address", "我记下了用户的地址：深圳市福田区华强北。", "深圳市福田区华强北"),
+    ("address", "我记下了用户家在回龙观 3 号院。", "回龙观 3 号院"),
+    ("finance", "I noted the user earns 6 figures.", "6 figures"),
 ]
 
 
@@ -198,6 +260,37 @@ FALSE_POSITIVES = [
     "My context window is 128000 tokens and I forget that.",
     "I used 1200 tokens: too many.",
     "I accumulate technical debt when I rush.",
+    # a plural noun or an identifier word makes a long number a count or a name of the machine's
+    "I ran 13912345678 iterations of the fuzzer overnight.",
+    "I measured 415 555 2671 microseconds in three runs.",
+    "I noted the job id 13912345678 in my log.",
+    "I saw trace id 4111111111111111 in my own logs.",
+    "我的任务编号是13912345678。",
+    # her own birthday; money, health and identity words said of code or as a topic
+    "I remember my own birthday, 2026-11-30.",
+    "I think this design is bankrupt.",
+    "I think this module is cancer to maintain.",
+    "我觉得这个模块的设计破产了。",
+    "I think the user got fired up about the demo.",
+    "I answered the user's question about religion.",
+    "他问我佛教和道教的区别。",
+    "I think gay marriage law is a topic I should answer neutrally.",
+    # what is near a credential, an e-mail or an address but is none
+    "The login page / logout page needs work.",
+    "The password was changed last night.",
+    "我觉得密码是一串数字比较弱。",
+    "I worked at example.com for years.",
+    "我在测试里用了2023-1-15这个日期。",
+    "我写了一个解析北京市朝阳区这类地址的函数。",
+    "The user makes 5000 requests a day.",
+    "The user spent 2,000 hours on the game.",
+    "我觉得这个地址是北京市朝阳区的例子。",
+    "我们住在服务器里。",
+    "我觉得用户住在时区 UTC+8 这件事不需要记。",
+    "I think the user is Christian Bale's fan.",
+    "I noted the user came out with a new release.",
+    "I noted the user lost the job queue config.",
+    "I made 5000 requests a minute in the load test.",
     "I diagnosed the bug too quickly.",
     "The password is required for every login, I keep forgetting that.",
     "I think the password was weak.",
@@ -273,7 +366,7 @@ def test_findings_in_text_order():
     assert [f.start for f in findings] == sorted(f.start for f in findings)
 
 
-SECRETS = [p for p in POSITIVE if p[0] not in ("health", "finance")]
+SECRETS = [p for p in POSITIVE if p[0] not in ("health", "finance", "trait")]
 
 
 @pytest.mark.parametrize("kind,note,expected", SECRETS, ids=[f"{p[0]}-{i}" for i, p in enumerate(SECRETS)])
@@ -297,9 +390,17 @@ def test_describe_never_repeats_the_secret(kind, note, expected):
     ("password", "a password or PIN"),
     ("login", "an account name"),
     ("api_key", "an API key or access token"),
+    ("document", "a document or record number (licence plate, VIN, student or medical record number)"),
 ])
 def test_describe_phrases(kind, phrase):
     assert describe(Finding(kind, "0123456789abcdef", 0)).startswith(phrase + " (")
+
+
+def test_describe_names_no_letter_of_a_trait():
+    for kind, note, _ in POSITIVE:
+        if kind == "trait":
+            (f,) = scan(note)
+            assert describe(f) == "a sexual orientation or religion"
 
 
 def test_describe_names_a_word_of_the_lists():
@@ -437,7 +538,7 @@ def test_the_same_words_with_a_person_or_a_sum_are_reported(note, kind):
 def test_the_word_lists_hold_no_blank_and_no_repeat():
     # words._builtin relies on it (it skips the checks of a person's own words)
     every = [w.lower() for w in privacy.HEALTH + privacy.HEALTH_IN_CONTEXT + privacy.FINANCE
-             + privacy.FINANCE_IN_CONTEXT + privacy.FINANCE_WITH_AMOUNT]
+             + privacy.FINANCE_IN_CONTEXT + privacy.FINANCE_WITH_AMOUNT + privacy.TRAIT + privacy.TRAIT_IN_CONTEXT]
     assert all(w and w == w.strip() for w in every)
     assert len(every) == len(set(every))
 
@@ -454,6 +555,22 @@ def test_every_word_of_the_context_lists_needs_a_person(kind, words):
     for word in words:
         assert scan(f"I said {word} once.") == [], word
         assert [f.kind for f in scan(f"I said the user's {word} once.")] == [kind], word
+
+
+def test_every_trait_word_is_refused_only_said_of_a_person():
+    for word in privacy.TRAIT:
+        assert scan(f"I read about {word} history once.") == [], word
+        assert scan(f"I said I am {word}.") == [], word  # no person: mine, or a role I play
+        assert [f.kind for f in scan(f"I noted the user is {word}.")] == ["trait"], word
+    for word in privacy.TRAIT_IN_CONTEXT:
+        assert scan(f"I said {word} once.") == [], word
+        assert [f.kind for f in scan(f"I said the user {word} once.")] == ["trait"], word
+
+
+def test_a_vin_needs_its_check_digit_or_its_name():
+    assert [f.kind for f in scan("I saw 1HGCM82633A004352 on a form.")] == ["document"]
+    assert scan("I saw 1HGCM82634A004352 on a form.") == []  # ninth character changed
+    assert [f.kind for f in scan("I saw the VIN WDB12345678901234 on a form.")] == ["document"]
 
 
 def test_every_money_verb_needs_a_person_and_a_sum():

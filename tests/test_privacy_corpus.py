@@ -13,19 +13,18 @@ import pytest
 
 from anima.infra import config
 from anima.infra.errors import Refused
-from anima.notes.privacy import scan
+from anima.notes.privacy import KINDS, scan
 from anima.notes.store import check_note
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench", "data", "privacy")
-SPLITS = ("dev", "heldout", "fresh", "final")
+SPLITS = ("dev", "heldout", "fresh", "final", "blind", "redteam", "after")
 
 KNOWN_MISSES = {
-    ("heldout", "我在回复末尾写了 sun_li#qq.com，我知道#其实代表@。"),  # "#" for "@": not an e-mail's spelling
     ("fresh", "I repeated 2 Chome-8-1 Nishishinjuku as the user's office."),  # Japanese block addresses
     ("fresh", "我把用户的支付宝支付密码六个八记了下来。"),  # "six eights": a number said as a count
     ("fresh", "我提醒自己：用户的工资和我无关。"),  # the word without the data: no negation is read
-    ("final", "I wrote j o h n @ e x a m p l e . c o m in my notes as they typed it."),  # @ and . spaced out
     ("final", "我觉得这个功能很省钱，用户会喜欢。"),  # 省钱 (saves money) beside the user
+    ("redteam", "I saw the user's card 4111111111111111 exp 12/26 cvv 123."),  # two kinds: a card and its CVV
 }
 
 
@@ -58,9 +57,7 @@ def test_the_corpus_is_large_and_of_both_languages():
     for group in (private, ordinary):
         zh = sum(any("\u4e00" <= c <= "\u9fff" for c in n) for n in group)
         assert 0.3 < zh / len(group) < 0.7
-    assert {k for _, k, _ in notes} == {"ordinary", "email", "phone", "id_number", "passport", "bank_card",
-                                       "bank_account", "address", "birth_date", "password", "login", "api_key",
-                                       "health", "finance"}
+    assert {k for _, k, _ in notes} == set(KINDS) - {"sensitive_word"} | {"ordinary"}
     assert len({n for _, _, n in notes}) == len(notes)  # no note twice
     assert KNOWN_MISSES <= {(s, n) for s, _, n in notes}
 

@@ -12,13 +12,15 @@ message of git.autocommit must not carry what the command was given. All three a
   notes.sensitive_words).
 
 Kinds: email, phone, id_number, passport, bank_card, bank_account, address, birth_date, password
-(PINs and codes too), login (account names), api_key, health, finance, sensitive_word (a person's
-own word). The text is first read into one spelling (text.py: NFKC, numbers in words, characters
-spaced out); then numbers.py (digit runs, checked by structure and checksum: GB 11643, Luhn,
-mod-97), tokens.py (keys, passwords, account names, e-mail), places.py (addresses), dates.py (dates
-of birth) and words.py (health and money, with the context that tells the person's finances from
-"it costs me patience") each propose findings; where two claim the same characters the more
-specific wins (a key over a password, a password over a phone number, an ID over a card, ...).
+(PINs and codes too), login (account names), api_key, document (licence plates, VINs, student and
+medical record numbers), health, finance (a lost job too), trait (sexual orientation, religion),
+sensitive_word (a person's own word). The text is first read into one spelling (text.py: NFKC,
+numbers in words, characters spaced out); then numbers.py (digit runs, checked by structure and
+checksum: GB 11643, Luhn, mod-97, the VIN check digit), tokens.py (keys, passwords, account names,
+e-mail), places.py (addresses), dates.py (dates of birth) and words.py (health, money, orientation
+and religion, with the context that tells the person's finances from "it costs me patience") each
+propose findings; where two claim the same characters the more specific wins (a key over a
+password, a password over a phone number, an ID over a card, ...).
 Only `re` is imported up front; unicodedata when a text is not ASCII, and numbers.py, places.py
 and dates.py when it could hold what they find (a digit, a Chinese character, a birth word): each
 module is a tenth of a millisecond of `note add`.
@@ -26,15 +28,16 @@ module is a tenth of a millisecond of `note add`.
 
 from anima.notes.privacy import text, tokens, words
 
-__all__ = ["FINANCE", "FINANCE_IN_CONTEXT", "FINANCE_WITH_AMOUNT", "HEALTH", "HEALTH_IN_CONTEXT", "KINDS", "Finding",
-           "describe", "mask", "masked", "refuse", "scan", "settings"]
+__all__ = ["FINANCE", "FINANCE_IN_CONTEXT", "FINANCE_WITH_AMOUNT", "HEALTH", "HEALTH_IN_CONTEXT", "KINDS", "TRAIT",
+           "TRAIT_IN_CONTEXT", "Finding", "describe", "mask", "masked", "refuse", "scan", "settings"]
 
 HEALTH, HEALTH_IN_CONTEXT = words.HEALTH, words.HEALTH_IN_CONTEXT
 FINANCE, FINANCE_IN_CONTEXT, FINANCE_WITH_AMOUNT = words.FINANCE, words.FINANCE_IN_CONTEXT, words.FINANCE_WITH_AMOUNT
+TRAIT, TRAIT_IN_CONTEXT = words.TRAIT, words.TRAIT_IN_CONTEXT
 
 # most specific first: of two findings over the same characters, the one earlier here is kept
-KINDS = ("api_key", "password", "email", "bank_account", "login", "id_number", "bank_card", "passport", "phone",
-         "birth_date", "address", "health", "finance", "sensitive_word")
+KINDS = ("api_key", "password", "email", "bank_account", "login", "id_number", "bank_card", "passport", "document",
+         "phone", "birth_date", "address", "health", "finance", "trait", "sensitive_word")
 _RANK = {kind: i for i, kind in enumerate(KINDS)}
 _BIRTH_HINTS = ("born", "b. ", "birth", "dob", "d.o.b", "turns ", "turn ", "生日", "出生", "生于", "诞辰")
 
@@ -50,6 +53,7 @@ _DESCRIPTIONS = {
     "password": "a password or PIN",
     "login": "an account name",
     "api_key": "an API key or access token",
+    "document": "a document or record number (licence plate, VIN, student or medical record number)",
 }
 _WORD_DESCRIPTIONS = {"health": "the health word", "finance": "the finance word",
                       "sensitive_word": "the word (notes.sensitive_words)"}
@@ -172,4 +176,6 @@ def describe(f: Finding) -> str:
     health and finance lists, no secret, is named)."""
     if f.kind in _WORD_DESCRIPTIONS:
         return f"{_WORD_DESCRIPTIONS[f.kind]} '{f.match}'"
+    if f.kind == "trait":  # the word is the secret ("gay"), and two of its letters half tell it
+        return "a sexual orientation or religion"
     return f"{_DESCRIPTIONS.get(f.kind, 'private data')} ({_mask(f.match)})"

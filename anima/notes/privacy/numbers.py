@@ -19,12 +19,20 @@ Each run is then judged by what it is made of, in this order:
   digits in groups); 7 to 15 digits after a phone word ("phone", "call", 电话, 手机, 号码, ...);
   7 or more digits dictated as words;
 - a bank account: 6 or more digits after an account word (account number, routing, sort code,
-  银行账号, 对公账户, 卡号, ...).
+  银行账号, 对公账户, 卡号, ...);
+- none of the last three when the words just before it name a thing of the machine's (job id,
+  trace id, build, 任务编号, ...), and no phone number when a plural noun follows it (a count:
+  13912345678 iterations) or a document's word comes before it (an NHS number), unless a phone
+  word does.
 
-Letters and digits: an IBAN (country, check digits, 11 to 30 more, mod-97 = 1); the Chinese
+Letters and digits: an IBAN (country, check digits, 11 to 30 more, grouped by spaces or dashes;
+mod-97 = 1; in lower case after the word IBAN); a Chinese licence plate (京A12345); a vehicle
+identification number whose check digit is right, or after VIN; the Chinese
 passport and travel-permit formats (E, G, D, S, P or C and 8 digits; E, a letter and 7 digits);
 and any letters-and-digits value after a passport or ID-document word (passport, 护照, 通行证;
-driver's licence, ID card, national insurance, tax ID, Aadhaar, 身份证, 驾驶证, 社保, ...).
+driver's licence, ID card, national insurance, tax ID, Aadhaar, 身份证, 驾驶证, 社保, ...), or a
+record's word (student ID, medical record number, MRN, licence plate, car reg, 学号, 病历号, 车牌,
+...: the kind "document").
 """
 
 import re
@@ -63,10 +71,28 @@ _SSN_WORDS = lazy(r"\b(?:ssn|social security(?: number| no\.?)?)\b", re.I)
 _ACCOUNT_WORDS = lazy(
     r"(?:\b(?:bank )?account(?! ?(?:id|name))(?: number| no\.?| #)?|\bacct\b|\brouting(?: number| no\.?)?"
     r"|\bsort code|\baba\b|\bswift|\bbic\b|账号|帐号|账户|帐户|卡号|银行)", re.I)
+# a word just before a number that says it names a thing of the machine's (a job, a trace, an
+# issue), not a person: "job id 13912345678", "任务编号是13912345678"
+_IDENTIFIER = lazy(
+    r"(?:\b(?:job|task|build|run|trace|request|session|process|pid|thread|issue|ticket|bug|commit|pull request|pr"
+    r"|order|invoice|batch|event|message|transaction|correlation|span|test|item|row|object|page|version"
+    r"|release|revision|error|exit|status|port|seed|step|iteration|epoch|frame|offset|block|sequence|snapshot"
+    r"|artifact|pipeline|workflow|container|image|node|shard|partition|chunk|packet|query|incident|alert|tracking"
+    r"|experiment|benchmark|fixture|sample|tx|txn|trade|shipment|parcel)s?"
+    r"(?:\s*(?:ids?|numbers?|nos?\.?|#|codes?|hash|key))?|(?:任务|工单|订单|作业|构建|进程|线程|批次|事件|日志|消息"
+    r"|请求|会话|版本|测试|用例|快递|运单|实验|样本)(?:编号|号码|号|id|序号)?)"
+    r"\s*(?:[:=#：]|\bis\b|\bwas\b|是|为)?\s*$", re.I)
+# a plural noun right after a number makes it a count ("13912345678 iterations"), unless the word
+# is a verb or a word that merely ends in s
+_COUNTED = lazy(r"\s+(?:more\s+|new\s+|such\s+)?(?P<noun>[a-z]{2,}s)(?![A-Za-z'’])")
+_NOT_PLURAL = frozenset((  # noqa: SIM905
+    "is was has his hers its yes this thus plus always sometimes perhaps afterwards towards unless belongs goes "
+    "means stays appears seems looks needs says works rings reaches gets does makes takes comes shows remains "
+    "matches as us ours yours theirs whereas besides").split())
 _DICTATED_MIN = 7
 _SENTENCE_BEFORE = lazy(r".*(?:[;!?。；！？\n]|\.\s)", re.S)
 
-_IBAN = lazy(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
+_IBAN = lazy(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
 _CN_PASSPORT = lazy(r"(?<![A-Za-z0-9])(?:[EGDSPC] ?\d{4} ?\d{4}|E[A-Z] ?\d{3} ?\d{4})(?![A-Za-z0-9])")
 
 # an identity document named, then (a few words on, on the same clause) its number
@@ -75,9 +101,16 @@ _DOCUMENTS = lazy(
     r"|(?P<id>driv(?:er'?s?|ing) licen[cs]e|licen[cs]e (?:number|no\.?)|(?:national |identity |id )card"
     r"|national id|identity (?:number|document)|id (?:number|no\.?)|(?:user's|their|his|her) id\b"
     r"|social security(?: number| no\.?)?|\bssn\b|national insurance(?: number| no\.?)?|\bni (?:number|no\.?)"
+    r"|\bnhs (?:number|no\.?)"
     r"|\bnino\b|tax (?:id|number|code)|\btin\b|\bein\b|aadhaa?r|\bnric\b|\bpan card"
-    r"|身份证|驾驶证|驾照|社保|医保卡|居住证|户口|工号|学号|军官证)", re.I)
-_DOCUMENT_HINTS = ("passport", "护照", "通行证", "permit", "licen", "card", "identity", "national", " id", "ssn",
+    r"|身份证|驾驶证|驾照|社保|医保卡|居住证|户口|工号|军官证)"
+    r"|(?P<doc>student (?:id|number|no\.?|card)|matriculation number|medical record(?: number| no\.?)?|\bmrn\b"
+    r"|patient (?:id|number|no\.?)|hospital number|(?:licen[cs]e|number|registration) plates?|\bplates?\b"
+    r"|\breg(?:istration)? (?:number|no\.?)|car registration|car reg\b|\bvin\b|chassis number|学号|学生证|病历号|病案号"
+    r"|住院号|就诊卡号|门诊号|车牌|车架号)", re.I)
+_DOCUMENT_HINTS = ("passport", "nhs", "student", "matriculation", "medical record", "mrn", "patient", "hospital",
+                   "plate", "reg", "vin", "chassis", "学生证", "病历", "病案", "住院号", "就诊卡", "门诊号", "车牌",
+                   "车架号", "护照", "通行证", "permit", "licen", "card", "identity", "national", " id", "ssn",
                    "social security", "insurance", "ni ", "nino", "tax ", "tin", "ein", "aadha", "nric", "身份证",
                    "驾驶证", "驾照", "社保", "医保", "居住证", "户口", "工号", "学号", "军官证")
 _DOC_NO = lazy(r"\s*(?:numbers?|num\.?|no\.?|nr\.?|#)(?![A-Za-z])", re.I)
@@ -86,8 +119,24 @@ _DOC_FILLER = lazy(r"(?:[^0-9.!?。！？;\n]|(?<=[Nn]o)\.){0,24}?(?=[A-Z0-9])")
 _DOC_VALUE = lazy(r"(?:(?:[A-Z]{1,2}|[A-Z]*[0-9][A-Z0-9]*)(?:[ -](?=[A-Z0-9]))?){1,8}")
 
 
+# a Chinese plate: the province's character, the city's letter, five or six letters and digits
+_CN_PLATE = lazy(r"[京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼][A-Z] ?[·•・.]? ?[A-HJ-NP-Z0-9]{5,6}"
+                 r"(?![A-Za-z0-9])")
+_PLATE_PROVINCES = frozenset("京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼")
+# a vehicle identification number: 17 of its letters (no I, O, Q) and digits, checked by its ninth
+_VIN = lazy(r"(?<![A-Za-z0-9])[A-HJ-NPR-Z0-9]{17}(?![A-Za-z0-9])")
+_VIN_VALUES = {**{str(d): d for d in range(10)}, **dict(zip("ABCDEFGH", range(1, 9), strict=True)),
+               **dict(zip("JKLMN", range(1, 6), strict=True)), "P": 7, "R": 9,
+               **dict(zip("STUVWXYZ", range(2, 10), strict=True))}
+_VIN_WEIGHTS = (8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2)
+
+
 def scan(t, out: list) -> None:
     text, lower = t.norm, t.lower
+    if not text.isascii() and not _PLATE_PROVINCES.isdisjoint(text):
+        for m in _CN_PLATE.finditer(text):
+            if sum(c.isdigit() for c in m.group()) >= 2:
+                out.append((m.start(), m.end(), "document"))
     if t.has_digit():
         for m in _RUN.finditer(text):
             kind = _judge(t, m)
@@ -95,13 +144,18 @@ def scan(t, out: list) -> None:
                 out.append((m.start(), m.end(), kind))
         if any(h in lower for h in _DOCUMENT_HINTS):
             _documents(text, lower, out)  # after the runs: a number judged on its own is reported so
-        if any(c.isupper() for c in text):
-            for m in _IBAN.finditer(text):
+        # an IBAN is printed in capitals; written in lower case it is one only where it is named
+        upper = text.upper() if "iban" in lower and len(text.upper()) == len(text) else text
+        if any(c.isupper() for c in upper):
+            for m in _IBAN.finditer(upper):
                 end = _iban_end(m.group())
                 if end:
                     out.append((m.start(), m.start() + end, "bank_account"))
             for m in _CN_PASSPORT.finditer(text):
                 out.append((m.start(), m.end(), "passport"))
+            for m in (_VIN.finditer(text) if any(len(w) >= 17 for w in t.tokens) else ()):
+                if _valid_vin(m.group()) or "vin" in lower or "车架号" in text or "chassis" in lower:
+                    out.append((m.start(), m.end(), "document"))
 
 
 def _judge(t, m) -> str | None:
@@ -121,12 +175,23 @@ def _judge(t, m) -> str | None:
         return "id_number"
     if not digits.isdigit():
         return None
+    kind = _kind(t, run, digits, sizes, seps, before, start, end)
+    # (the words before a number are read last: most runs are no candidate at all)
+    return None if kind and _IDENTIFIER.search(before) else kind
+
+
+def _kind(t, run: str, digits: str, sizes: list[int], seps: set, before: str, start: int, end: int) -> str | None:
+    n, text = len(digits), t.norm
     if 13 <= n <= 19 and _CARD_IIN.match(digits) and _card_groups(sizes, seps) and _luhn(digits):
         return "bank_card"
     if n == 9 and _valid_ssn(digits):
         if sizes == [3, 2, 4] and seps == {"-"} or _SSN_WORDS.search(before):
             return "id_number"
     if _phone(run, digits, sizes, seps, before) or (n >= _DICTATED_MIN and _dictated(t, start, end)):
+        if _PHONE_WORDS.search(before):
+            return "phone"
+        if _counted(text, end) or _DOCUMENTS.search(before):
+            return None  # 13912345678 iterations; an NHS number or a student number, which _documents names
         return "phone"
     if _ACCOUNT_WORDS.search(before) and not _DOCUMENTS.search(before):  # 社保卡号 is an ID
         return "bank_account"
@@ -143,6 +208,11 @@ def _not_private(digits: str, groups: list[str], seps: set, text: str, end: int)
     if len(digits) - len(digits.rstrip("0")) >= 6:
         return True  # a round number: 16000000000
     return quantity(text, end)
+
+
+def _counted(text: str, end: int) -> bool:
+    m = _COUNTED.match(text, end)
+    return bool(m) and not m.group("noun").endswith(("ss", "us", "is")) and m.group("noun") not in _NOT_PLURAL
 
 
 def quantity(text: str, end: int) -> bool:
@@ -227,6 +297,14 @@ def _valid_id(number: str) -> bool:
     return not (month == 2 and day == 29 and not leap)
 
 
+def _valid_vin(vin: str) -> bool:
+    """ISO 3779 as North America checks it: the weighted sum mod 11 is the ninth character (10 is X)."""
+    if sum(c.isdigit() for c in vin) < 5 or sum(c.isalpha() for c in vin) < 2:
+        return False
+    total = sum(_VIN_VALUES[c] * w for c, w in zip(vin, _VIN_WEIGHTS, strict=True))
+    return "0123456789X"[total % 11] == vin[8]
+
+
 def _luhn(digits: str) -> bool:
     total = 0
     for i, c in enumerate(reversed(digits)):
@@ -248,12 +326,12 @@ def _iban_end(found: str) -> int:
     """The length of the IBAN `found` starts with (mod-97 = 1), or 0; trailing groups that make
     it fail are dropped (a capitalised word after it)."""
     while True:
-        compact = found.replace(" ", "")
+        compact = found.replace(" ", "").replace("-", "")
         if len(compact) < 15:
             return 0
         if int("".join(str(int(c, 36)) for c in compact[4:] + compact[:4])) % 97 == 1:
             return len(found)
-        cut = found.rfind(" ")
+        cut = max(found.rfind(" "), found.rfind("-"))
         if cut < 0:
             return 0
         found = found[:cut]
@@ -273,6 +351,7 @@ def _documents(text: str, lower: str, out: list) -> None:
         start, end = value.start(), value.start() + len(found)
         if any(a < end and start < b for a, b, _ in out):
             continue  # the number was judged on its own (a valid ID, a card): that is the finding
-        if digits >= 4 and len(found.replace(" ", "")) >= 5:
-            kind = "passport" if m.group("passport") else "id_number"
+        plate = m.group("doc") and any(w in m.group("doc") for w in ("plate", "reg", "车牌"))
+        if digits >= 4 and len(found.replace(" ", "")) >= 5 or plate and digits >= 2 and len(found) >= 5:
+            kind = "passport" if m.group("passport") else "document" if m.group("doc") else "id_number"
             out.append((m.start(), filler.end() + len(found), kind))

@@ -54,9 +54,10 @@ _ZH_DIGITS = {"零": "0", "〇": "0", "○": "0", "一": "1", "幺": "1", "二":
 _ZH_SET = frozenset(_ZH_DIGITS)
 _ZH_RUN = lazy("[零〇○一幺二两三四五六七八九](?:[ ,、-]?[零〇○一幺二两三四五六七八九]){3,}")
 
-# one character with a space after it, then single characters: "s k _ l i v e", "7 7 3 1"
+# one character with a space after it, then single characters: "s k _ l i v e", "7 7 3 1"; an @ and
+# a dot may be among them (an address typed out, "d a v e @ m a i l . c o m"), never first
 _SPELLED = {"underscore": "_", "dash": "-", "hyphen": "-"}
-_ONE = r"(?:[A-Za-z0-9_-](?![A-Za-z0-9_-])|(?:underscore|dash|hyphen)(?![A-Za-z]))"
+_ONE = r"(?:[A-Za-z0-9_@.-](?![A-Za-z0-9_@-])|(?:underscore|dash|hyphen)(?![A-Za-z]))"
 _SPACED = lazy(rf"(?<![A-Za-z0-9_-])(?:[A-Za-z0-9_-](?= {_ONE})|(?:underscore|dash|hyphen)(?= {_ONE}))"
                      rf"(?: {_ONE}){{3,}}", re.I)
 
@@ -196,7 +197,9 @@ def _en_pieces(m):
         words += 1
     digits = [p for p in pieces if p[0] != " "]
     first, last = m.group()[:2].lower(), m.group()[-2:].lower()
-    if words < 4 or first == "oh" or last == "oh":
+    # a lone "oh" at either end is the interjection; "double oh" and "triple oh" are digits
+    doubled = re.search(r"(?:double|triple)\s+oh$", m.group(), re.I)
+    if words < 4 or first == "oh" or last == "oh" and not doubled:
         return None
     return digits and pieces
 

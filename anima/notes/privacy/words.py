@@ -10,7 +10,14 @@ as often as not ("I spend my attention", "it costs me patience", "surgery on the
   beside it (code, parser, test, build, 代码, 模块, ...);
 - a money noun of the second list (money, rent, debt, savings, 钱, 房租, 股票, ...), with a person;
 - a money verb (earn, pay, spend, owe, borrow, lose, 花了, 欠, 借给, 赚, ...), with a person and a
-  sum of money ($85,000, 2,400 dollars, 12k, ¥50,000, 4500元, 两万块, 三十万).
+  sum of money ($85,000, 2,400 dollars, 12k, ¥50,000, 4500元, 两万块, 三十万; or with no currency,
+  by its rate or its thousands: 5000 a month, 85,000 a year);
+- a word of orientation or religion (gay, Muslim, 同性恋, 基督徒, ...) said of a person: after a
+  copula or a verb of becoming ("the user is gay", 用户是穆斯林), never as a topic ("a question
+  about religion"); a phrase that says it by itself (came out, 信佛, 去教堂) beside a person.
+
+A word of the first health list said of code with no person by it ("this module is cancer to
+maintain") is figurative, and so is "fired up" ("the user got fired up about the demo").
 
 English words match as whole words in any case (a plural too), phrases with any white space
 between their words, acronyms (HIV, ADHD) in capitals only; Chinese words match anywhere. A few
@@ -50,7 +57,8 @@ HEALTH = (
     "抑郁症", "焦虑症", "强迫症", "惊恐发作", "创伤后", "厌食症", "暴食症", "自杀", "自残", "轻生", "酗酒", "戒酒",
     "戒毒", "毒瘾", "成瘾", "精神病", "精神疾病", "心理疾病", "心理医生", "精神科", "心理咨询", "心理治疗", "流产",
     "堕胎", "人流", "怀孕", "孕检", "孕期", "产检", "不孕", "试管婴儿", "剖腹产", "产后抑郁", "坐月子", "月经",
-    "经期", "更年期", "子宫", "卵巢", "前列腺", "乳腺", "结节", "抗抑郁", "舍曲林", "百忧解", "透析", "尿毒症",
+    "经期", "更年期", "子宫", "卵巢", "前列腺", "乳腺", "结节", "抗抑郁", "抗焦虑", "抗精神病", "舍曲林",
+    "百忧解", "透析", "尿毒症",
     "乙肝", "肝炎", "脂肪肝", "结核", "肺炎", "新冠", "疱疹", "梅毒", "淋病", "性传播", "胆固醇", "高血压", "低血压",
     "血压", "血糖", "血型", "心脏病", "心梗", "心衰", "心律不齐", "起搏器", "中风", "脑梗", "搭桥", "偏头痛",
     "关节炎", "红斑狼疮", "痛风", "溃疡", "疝气", "脑震荡", "白内障", "青光眼", "贫血", "甲状腺", "湿疹", "牛皮癣",
@@ -75,7 +83,7 @@ FINANCE = (
     # en: what names a person's finances whatever surrounds it
     "salary", "paycheck", "paycheque", "payslip", "pay stub", "pay rise", "pay cut", "income", "mortgage",
     "credit score", "credit rating", "credit card debt", "credit card bill", "bank balance", "account balance",
-    "bank statement", "savings account", "checking account", "net worth", "bankruptcy", "bankrupt", "insolvent",
+    "bank statement", "savings account", "checking account", "net worth", "bankruptcy", "insolvent",
     "insolvency", "overdraft", "overdrawn", "arrears", "student loan", "student debt", "payday loan", "loan shark",
     "debt collector", "tax return", "tax refund", "tax bill", "tax debt", "pension", "401(k)", "stock options",
     "RSUs", "alimony", "child support", "gambling losses", "gambling debt", "foreclosure", "eviction",
@@ -84,7 +92,7 @@ FINANCE = (
     "工资", "工资条", "工资卡", "月薪", "年薪", "薪水", "薪资", "薪酬", "底薪", "欠薪", "降薪", "涨薪", "加薪",
     "年终奖", "月收入", "年收入", "收入", "房贷", "车贷", "网贷", "月供", "按揭", "贷款", "高利贷", "催收", "欠款",
     "欠债", "欠钱", "借钱", "还款", "分期付款", "负债", "债务", "赌债", "信用分", "征信", "信用卡账单", "存款",
-    "存折", "银行流水", "公积金", "退休金", "养老金", "失业金", "低保", "个税", "破产", "负资产", "资不抵债", "理财",
+    "存折", "银行流水", "公积金", "退休金", "养老金", "失业金", "低保", "个税", "负资产", "资不抵债", "理财",
     "理财产品", "炒股", "爆仓", "套牢", "网赌", "花呗", "借呗",
 )
 FINANCE_IN_CONTEXT = (
@@ -93,11 +101,31 @@ FINANCE_IN_CONTEXT = (
     "financial", "crypto", "bitcoin", "stocks", "investments", "inheritance", "allowance", "wealthy", "wages",
     "hourly rate", "tuition", "lottery", "casino", "gambling", "welfare", "dividends", "payroll", "credit limit",
     "poverty", "unemployed", "is broke", "was broke", "are broke", "were broke", "go broke", "went broke",
-    "flat broke",
+    "flat broke", "bankrupt", "six figures", "6 figures", "seven figures", "six-figure", "seven-figure",
+    # losing one's job is losing one's income
+    "got fired", "was fired", "been fired", "were fired", "get fired", "is fired", "laid off", "got sacked",
+    "was sacked", "out of a job", "jobless", "out of work", "made redundant",
     # zh
     "钱", "没钱", "缺钱", "有钱", "富有", "穷", "房租", "租金", "开销", "花销", "余额", "股票", "基金", "账单",
     "奖金", "积蓄", "财务", "首付", "房产", "资产", "身家", "逾期", "彩票", "赌博", "失业", "下岗", "裁员", "补助",
-    "亏损", "遗产", "透支", "经济状况", "经济困难",
+    "亏损", "遗产", "透支", "经济状况", "经济困难", "破产", "开除", "辞退", "解雇", "被裁", "炒鱿鱼", "丢了工作",
+    "失去工作",
+)
+TRAIT = (
+    # en: sexual orientation and gender identity, religion; they count said of a person ("the user is
+    # gay", "she is a practising Muslim"), not as a topic ("a question about religion")
+    "gay", "lesbian", "bisexual", "homosexual", "pansexual", "asexual", "queer", "transgender", "trans woman",
+    "trans man", "non-binary", "nonbinary", "Muslim", "Christian", "Catholic", "Protestant", "Jewish", "Buddhist",
+    "Hindu", "Sikh", "Mormon", "atheist", "agnostic", "evangelical",
+    # zh
+    "同性恋", "双性恋", "跨性别", "变性人", "拉拉", "男同", "女同", "基督徒", "天主教徒", "穆斯林", "佛教徒", "佛教",
+    "基督教", "天主教", "伊斯兰教", "犹太教", "印度教", "无神论者",
+)
+TRAIT_IN_CONTEXT = (
+    # what says it of a person by itself; they count beside one
+    "came out as", "came out to", "in the closet", "sexual orientation", "converted to", "goes to church",
+    "go to church", "went to church", "attends church", "goes to mosque", "goes to synagogue", "prays five times",
+    "出柜", "性取向", "信佛", "信教", "信主", "信基督", "皈依", "受洗", "去教堂", "做礼拜", "去清真寺", "宗教信仰",
 )
 FINANCE_WITH_AMOUNT = (
     # en: verbs that move money; they count with a sum of money and a person
@@ -124,6 +152,13 @@ _AMOUNT = lazy(
     r"|(?:\d[\d,]*(?:\.\d+)?|[一二两三四五六七八九十][零一二两三四五六七八九十百千]*) ?(?:[万千百] ?)?"
     r"(?:元|块钱|块|美元|欧元|英镑|港币|日元|刀)"
     r"|(?:\d+(?:\.\d+)?|[一二两三四五六七八九十][零一二两三四五六七八九十百]*) ?[万千](?![米字个条行次人年天里])", re.I)
+# a sum said with no currency: by its rate (5000 a month, 85k per year) or its thousands (85,000)
+# where no unit follows it
+_BARE_AMOUNT = lazy(
+    r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?k?\s+(?:a|an|per|each|every)\s+(?:month|year|week|hour|day|annum)\b"
+    r"|(?<![\w.])\d[\d,]*k?\s?/\s?(?:month|mo|year|yr|hour|hr|week|wk)\b"
+    r"|(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\d,])(?=\s*(?:$|[.,;!?)]|(?:a|an|per|on|in|to|from|for|and|or|last|this"
+    r"|each|every|after|before|at|with|over|since|by|until)\b))", re.I)
 _CURRENCY_WORDS = ("dollar", "buck", "euro", "pound", "quid", "yuan", "rmb", "usd", "eur", "gbp", "cny", "jpy", "yen",
                    "rupee", "franc", "grand", "刀")
 _SOFTWARE = lazy(
@@ -139,8 +174,16 @@ _FIGURATIVE = lazy(
     r"|(?:问题|错误|故障|bug|代码|日志|报错|性能)诊断"
     r"|收入(?:到)?(?:笔记|囊中|记忆|清单|列表|文档|索引)"
     r"|\b(?:pay|pays|paid|paying)\s+(?:\w+\s+)?attention\b|\bsick\s+(?:of|and\s+tired)\b|\bpain\s+points?\b"
-    r"|\bgrowing\s+pains\b|\bpregnant\s+(?:pause|with)\b|值钱", re.I)
+    r"|\bgrowing\s+pains\b|\bpregnant\s+(?:pause|with)\b|值钱"
+    r"|\b(?:got|get|gets|was|were|is|been)\s+fired\s+(?:up|off|back|at|on)\b", re.I)
 
+# the words of code only (not "test", not "system": a blood test, the immune system), for the words
+# that are health wherever they stand but for a piece of code ("this module is cancer to maintain")
+_CODE = lazy(
+    r"(?<![A-Za-z])(?:code|codebase|parser|bugs?|modules?|config|functions?|repo|branch|database|server|api"
+    r"|loader|scripts?|commits?|pipeline|deploy|class|refactor|design|architecture|framework|library|dependency"
+    r"|legacy|project)(?![A-Za-z])|代码|解析器|模块|配置|函数|仓库|分支|数据库|服务器|程序|接口|架构|框架|设计"
+    r"|项目", re.I)
 _CAPITALS = frozenset(w for w in HEALTH + HEALTH_IN_CONTEXT if w.isupper())
 _word_regexes: dict[str, re.Pattern] = {}
 
@@ -208,7 +251,8 @@ class Needles:
 
 BUILTIN = Needles(_builtin(HEALTH, "health", "alone") + _builtin(HEALTH_IN_CONTEXT, "health", "person")
                   + _builtin(FINANCE, "finance", "alone") + _builtin(FINANCE_IN_CONTEXT, "finance", "person")
-                  + _builtin(FINANCE_WITH_AMOUNT, "finance", "amount"))
+                  + _builtin(FINANCE_WITH_AMOUNT, "finance", "amount") + _builtin(TRAIT, "trait", "said")
+                  + _builtin(TRAIT_IN_CONTEXT, "trait", "person"))
 NONE = Needles(())
 
 
@@ -244,6 +288,8 @@ def scan(t, needles: Needles, out: list) -> None:
         for m in _word_regex(word).finditer(text):
             if tier != "alone" and not _in_context(t, m, kind, tier):
                 continue
+            if tier == "alone" and kind == "health" and _of_software(t, m):
+                continue
             if figurative is None:
                 figurative = [f.span() for f in _FIGURATIVE.finditer(text)]
             if any(a <= m.start() and m.end() <= b for a, b in figurative):
@@ -251,17 +297,40 @@ def scan(t, needles: Needles, out: list) -> None:
             out.append((m.start(), m.end(), kind))
 
 
+# what makes a trait word a statement about someone: a copula or a verb of becoming before it
+_SAID = lazy(r"(?:\b(?:is|am|are|was|were|being|been|be|became|become|identifies as|came out as|raised)\s+"
+             r"(?:(?:a|an|not|also|openly|quietly|secretly|devout|devoutly|practising|practicing|lapsed|born|strict"
+             r"|proud|convert|new|\w+ly)\s+){0,3}"
+             r"|(?:是|信|信仰|皈依|成了|属于|变成)(?:个|一个|一名|名|位|一位|虔诚的|虔诚)?)$", re.I)
+
+
+_NAME_AFTER = lazy(r"\s+[A-Z][a-z]+(?:'s)?\b")
+
+
 def _in_context(t, m, kind: str, tier: str) -> bool:
     start, end = t.sentence(m.start())
     sentence = t.norm[start:end]
-    if tier == "amount" and not _money_marked(sentence):
+    if tier == "said":
+        if _NAME_AFTER.match(t.norm, m.end()):
+            return False  # "a fan of Christian Bale's films": a first name
+        return bool(_SAID.search(t.norm[max(start, m.start() - 40):m.start()])) and bool(_PERSON.search(sentence))
+    if tier == "amount" and not _money_marked(sentence) and not _BARE_AMOUNT.search(sentence):
         return False
     if not _PERSON.search(sentence):
         return False
     if kind == "health":
         near = t.norm[max(start, m.start() - 16):min(end, m.end() + 16)]
         return not _SOFTWARE.search(near)
-    return tier == "person" or bool(_AMOUNT.search(sentence))
+    return tier == "person" or bool(_AMOUNT.search(sentence) or _BARE_AMOUNT.search(sentence))
+
+
+def _of_software(t, m) -> bool:
+    """A health word said of a piece of software, no person in the sentence: "this module is cancer
+    to maintain" is about the module."""
+    start, end = t.sentence(m.start())
+    before, after = t.norm[max(start, m.start() - 24):m.start()], t.norm[m.end():min(end, m.end() + 24)]
+    # the word itself may hold a software word ("blood test"): only the words around it count
+    return bool(_CODE.search(before) or _CODE.search(after)) and not _PERSON.search(t.norm[start:end])
 
 
 def _money_marked(sentence: str) -> bool:
