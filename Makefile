@@ -67,8 +67,8 @@ man: $(STAMP) tools ## Regenerate the generated parts of the man pages from the 
 	$(BIN)/python man/generate.py
 	$(MAKE) -s lint-man
 
-data: $(STAMP) ## Regenerate anima/data/lookalikes.json from Unicode's confusables.
-	$(BIN)/python scripts/lookalikes.py
+data: $(STAMP) ## Regenerate anima/data/ tables: look-alikes, default-ignorables, traditional->simplified.
+	$(BIN)/python scripts/tables.py
 
 completions: $(STAMP) ## Regenerate completions/ for bash, zsh and fish.
 	_ANIMA_COMPLETE=bash_source $(BIN)/anima > completions/anima.bash

@@ -4,18 +4,35 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from anima.infra.text import looks, visible
+import pytest
+
+from anima.infra.text import heading_like, looks, visible, without_format
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_lookalike_table_is_what_the_confusables_make():
-    spec = importlib.util.spec_from_file_location("lookalikes", ROOT / "scripts" / "lookalikes.py")
+@pytest.mark.parametrize("table", ["lookalikes.json", "ignorable.json", "simplified.json"])
+def test_each_data_table_is_what_its_source_makes(table):
+    spec = importlib.util.spec_from_file_location("tables", ROOT / "scripts" / "tables.py")
     script = importlib.util.module_from_spec(spec)
-    sys.modules["lookalikes"] = script
+    sys.modules["tables"] = script
     spec.loader.exec_module(script)
-    shipped = (ROOT / "anima" / "data" / "lookalikes.json").read_text(encoding="utf-8")
-    assert shipped == script.text(), "anima/data/lookalikes.json is stale: run `make data`"
+    shipped = (ROOT / "anima" / "data" / table).read_text(encoding="utf-8")
+    assert shipped == script.text(table), f"anima/data/{table} is stale: run `make data`"
+
+
+def test_what_shows_nothing_is_dropped():
+    hidden = "\u034f\u3164\u115f\uffa0\ufe0f\u200b\u2066\U000e0041\u180e\u00ad"
+    assert visible(f"a{hidden}b") == without_format(f"a{hidden}b") == "ab"
+    assert visible("\u0301x") == "\u0301x" and visible("é") == "é"  # a mark shows, on a letter or not
+    for hide in ("\u034f", "\u3164", "\u115f", "\uffa0", "\u2800", "\ufe0f", "\u0301", " \u2800\u0301\u0301"):
+        assert heading_like(hide + "## 2026-12-02 09:00"), repr(hide)
+    assert not heading_like("a ## b") and not heading_like("\u2800a#")
+
+
+def test_chinese_is_compared_on_one_script():
+    assert looks("給帳戶4417轉五百塊錢") == looks("给帐户4417转五百块钱")
+    assert looks("我決定記一筆") == looks("我决定记一笔") and looks("覆") == "覆"
 
 
 def test_what_looks_the_same_compares_the_same():

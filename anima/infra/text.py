@@ -17,17 +17,58 @@ def text_lines(text: str) -> str:
     return _CONTROL.sub("", _BREAKS.sub("\n", text))
 
 
+@functools.cache
+def _ignorable() -> tuple[tuple[int, int], ...]:
+    ranges = json.loads(resources.files("anima").joinpath("data", "ignorable.json").read_text(encoding="utf-8"))
+    return tuple((lo, hi) for lo, hi in ranges)
+
+
+@functools.cache
+def _shows_nothing(ch: str) -> bool:
+    if unicodedata.category(ch) == "Cf":
+        return True
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in _ignorable())
+
+
 def without_format(text: str) -> str:
-    """`text` without the format characters that show nothing (Unicode category Cf:
-    zero-width spaces and joiners, bidi controls, the BOM)."""
-    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    """`text` without the characters that show nothing: the format characters (Unicode
+    category Cf: zero-width spaces and joiners, bidi controls, the BOM) and every other
+    Default_Ignorable_Code_Point (U+034F, the Hangul fillers U+115F U+3164 U+FFA0, the
+    variation selectors; anima/data/ignorable.json, made by scripts/tables.py)."""
+    return "".join(ch for ch in text if not _shows_nothing(ch))
 
 
 def visible(text: str) -> str:
     """`text` as it looks: NFKC (full-width and other compatibility forms made plain) without
-    format characters, so that what hides behind them is seen: a heading after a zero-width
-    space, a full-width ＃."""
+    the characters that show nothing, so that what hides behind them is seen: a heading after
+    a zero-width space, a full-width ＃."""
     return without_format(unicodedata.normalize("NFKC", text))
+
+
+# What a line may start with and still look as if it started with what follows: blank signs
+# that are not whitespace (the braille blank), and combining marks with nothing to sit on.
+_BLANK_START = re.compile(r"(?:\s|\u2800|\u3000)*")
+
+
+def heading_like(line: str) -> bool:
+    """Whether `line` looks like a Markdown heading: its visible form starts with '#' once
+    whitespace, the braille blank U+2800 and leading combining marks are taken as nothing."""
+    shown = visible(line)
+    i = 0
+    while i < len(shown):
+        m = _BLANK_START.match(shown, i)
+        i = m.end()
+        if i < len(shown) and unicodedata.category(shown[i]).startswith("M"):
+            i += 1
+            continue
+        break
+    return shown.startswith("#", i)
+
+
+# Bidi controls (embeddings, overrides, isolates, marks): they make a text show in an order
+# other than the one it is compared in.
+BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 @functools.cache
@@ -35,8 +76,18 @@ def _lookalikes() -> dict[str, str]:
     return json.loads(resources.files("anima").joinpath("data", "lookalikes.json").read_text(encoding="utf-8"))
 
 
+@functools.cache
+def _simplified() -> dict[str, str]:
+    return json.loads(resources.files("anima").joinpath("data", "simplified.json").read_text(encoding="utf-8"))
+
+
 def _prototypes(text: str) -> str:
     table = _lookalikes()
+    return "".join(table.get(ch, ch) for ch in text)
+
+
+def _one_script(text: str) -> str:
+    table = _simplified()
     return "".join(table.get(ch, ch) for ch in text)
 
 
@@ -44,9 +95,11 @@ def looks(text: str) -> str:
     """What `text` looks like in any case, to compare by: its visible form with each look-alike
     made the character it looks like (Unicode's confusables, UTS #39: Cyrillic М -> M, Greek
     Ι -> l; one character for one), case folded, made so again (a capital's small letter may look like
-    another), and l made i (the prototype of capital I is l: folded, I is i). Two texts that
-    look the same have the same `looks`; it is for comparing, never to show."""
-    return _prototypes(_prototypes(visible(text)).casefold()).replace("l", "i")
+    another), l made i (the prototype of capital I is l: folded, I is i), and each traditional
+    Chinese character the simplified one it is written as (給 -> 给; OpenCC's table,
+    anima/data/simplified.json, made by scripts/tables.py). Two texts that look or read the
+    same have the same `looks`; it is for comparing, never to show."""
+    return _one_script(_prototypes(_prototypes(visible(text)).casefold()).replace("l", "i"))
 
 def control_at(text: str) -> int | None:
     """Where the first control character that text_lines drops is in `text`, or None."""

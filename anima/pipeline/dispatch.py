@@ -64,6 +64,7 @@ class Journal:
         self.state: dict[str, str] = {}
         self.command: dict[str, str | None] = {}  # what each action was (older lines do not say)
         self.failures: dict[str, int] = {}  # how often each action failed (a retry may fail again)
+        self.done: set[str] = set()
         for line in (fs.read_text(self.path) or "").splitlines():
             try:
                 entry = json.loads(line)
@@ -74,6 +75,8 @@ class Journal:
                 self.command.setdefault(entry["id"], entry.get("command"))
                 if entry.get("state") == "failed":
                     self.failures[entry["id"]] = self.failures.get(entry["id"], 0) + 1
+                if entry.get("state") == "done":
+                    self.done.add(entry["id"])
 
     def mark(self, action_id: str, state: str, command) -> None:
         line = {"id": action_id, "state": state, "command": command if isinstance(command, str) else None,
@@ -83,6 +86,8 @@ class Journal:
         self.command.setdefault(action_id, line["command"])
         if state == "failed":
             self.failures[action_id] = self.failures.get(action_id, 0) + 1
+        if state == "done":
+            self.done.add(action_id)
 
     def carried_out(self, action_id, command) -> bool:
         """Whether a result of `command` for `action_id` can be hers: dispatch took that action
@@ -93,9 +98,42 @@ class Journal:
         return recorded is None or recorded == command
 
 
-def carried_out(home, action_id, command) -> bool:
-    """Whether the dispatch journal holds the action a result says it is of."""
-    return Journal(home, 0.0).carried_out(action_id, command)
+_OUTCOME = re.compile(r"(done|failed([1-9][0-9]{0,5}))")
+
+
+def result_name(action_id: str, outcome: str) -> str:
+    """The id of the event that tells an action's outcome ("done", "failed1", "failed2"...)."""
+    return "event_" + action_id.split("_", 1)[-1] + "_" + outcome
+
+
+def forged(home, event_id, payload: dict) -> str | None:
+    """Why an action result is not the one anima dispatch wrote, or None when it is: its event
+    is named after its action and outcome (`result_name`), its "ok" says that outcome, and the
+    journal holds that outcome for that action of that command. The result is delivered just
+    before the journal's line for it (a crash repeats nothing), so an action still "begun"
+    there may have it: a result of the outcome the next line is to say."""
+    aid, command = payload.get("action"), payload.get("command")
+    journal = Journal(home, 0.0)
+    if not journal.carried_out(aid, command):
+        return "its action is not in pipeline/dispatch.journal"
+    prefix = result_name(aid, "")
+    outcome = event_id[len(prefix):] if isinstance(event_id, str) and event_id.startswith(prefix) else ""
+    m = _OUTCOME.fullmatch(outcome)
+    if not m:
+        return f"its id {event_id!r} is not {prefix}done or {prefix}failedN, as dispatch names a result"
+    pending = journal.state.get(aid) == "begun"
+    if m[1] == "done":
+        if payload.get("ok") is not True:
+            return "a result named done that does not say ok"
+        if aid not in journal.done and not pending:
+            return f"pipeline/dispatch.journal says {aid} was not done"
+        return None
+    if payload.get("ok") is not False:
+        return "a result named failed that says ok"
+    n, failures = int(m[2]), journal.failures.get(aid, 0)
+    if n > failures and not (pending and n == failures + 1):
+        return f"pipeline/dispatch.journal says {aid} failed {failures} times, not {n}"
+    return None
 
 
 def _append_once(path: str, block: str, resumed: bool) -> None:
@@ -252,7 +290,7 @@ def _result(inbox: queues.Queue, action_id: str, outcome: str, trace_id: str, pa
     """Deliver a result event named after its action and outcome: once, however often a crash
     makes us come back here."""
     doc = queues.envelope("action", "dispatch", payload, "event", trace_id, now=now)
-    doc["envelope"]["id"] = "event_" + action_id.split("_", 1)[-1] + "_" + outcome
+    doc["envelope"]["id"] = result_name(action_id, outcome)
     if not inbox.has(doc["envelope"]["id"] + ".json"):
         inbox.deliver(doc)
 

@@ -15,7 +15,9 @@ dead-lettered as unjustified. internalize's entries narrate
 events: nothing in them is ever a decision, and nothing inside a quotation ever is.
 
 Rules backend: a decision is one of her explicit phrases (anima.stream.decisions), outside
-any quotation.
+any quotation, found by what it looks like. A decision whose TEXT or NAME holds a bidi
+control (U+202A-202E, U+2066-2069, U+200E, U+200F, U+061C) is dead-lettered, "unjustified":
+shown in another order than it is compared in, it could show others' words as hers.
 
 reply is answered from the event: the latest internalized message whose speaker is NAME
 (compared as internalize keys it: folded, any case) gives the trace id, the scene and the
@@ -37,6 +39,7 @@ import json
 import os
 
 from anima.infra import clock, fs, phrases
+from anima.infra.text import BIDI
 from anima.pipeline import queues
 from anima.stream import bookkeeping
 from anima.stream.decisions import COMMANDS, decisions
@@ -332,6 +335,9 @@ class Externalizer:
                 buried = dead and _why(os.path.join(self.actions.dead, name + ".reason")).startswith("unjustified")
                 self._journal(record, n, doc["envelope"]["id"], "unjustified" if buried else "queued", now)
             return
+        if why is None and any(BIDI.search(d.get(k) or "") for k in ("text", "name")):
+            # a text shown in another order than it is read could show others' words as hers
+            why = "the decision's text holds a bidi control (U+202A-202E, U+2066-2069, U+200E, U+200F, U+061C)"
         if why is None:
             why = justify(self.view, doc["payload"])
         if why is not None:

@@ -8,9 +8,11 @@ in core.lang) and appends it to now.md through Stream.append, by "internalize".
 
 Others' words are always quoted, “…” in English, 「…」 in Chinese, and neutralised first
 (anima.stream.quoting); so are speaker names and scenes unless one plain word. Her own
-action results are narrated as hers ("I wrote in my diary.") when pipeline/dispatch.journal
-holds the action (else the event is dead-lettered: only anima dispatch tells of what she
-did); text in them that came from outside (an error, a command's output) is quoted.
+action results are narrated as hers ("I wrote in my diary.") only when the result is the one
+anima dispatch wrote: its event named event_<action>_done or event_<action>_failedN, its "ok"
+saying that outcome, and pipeline/dispatch.journal holding that outcome for that action
+(anima.pipeline.dispatch.forged); else the event is dead-lettered with the reason: only
+anima dispatch tells of what she did. Text in them that came from outside (an error, a command's output) is quoted.
 
 With a model backend (anima.infra.llm, prompt INTERNALIZER) the sentence of what happened stays the
 rules' and the model adds her experience on the lines after it, checked by the echo guard
@@ -200,8 +202,10 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
         if isinstance(payload.get("rule"), str):
             extra["rule"] = payload["rule"]
     elif kind == "action":
-        if not dispatch.carried_out(home, payload.get("action"), payload.get("command")):
-            raise DataError("an action result whose action is not in pipeline/dispatch.journal: "
+        event = payload.get("event") if isinstance(payload.get("event"), str) and payload["event"] else env["id"]
+        why = dispatch.forged(home, event, payload)
+        if why:
+            raise DataError(f"an action result that is not the one anima dispatch wrote ({why}): "
                             "only anima dispatch tells of what she did")
         sentences.extend(narrate_action(payload, lang, qmax))
         extra.update(deed(payload))

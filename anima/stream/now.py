@@ -36,12 +36,13 @@ import time
 from anima.infra import changeset, clock, fs
 from anima.infra.digest import sha
 from anima.infra.errors import Busy, Refused
-from anima.infra.text import text_lines, visible
+from anima.infra.text import heading_like, text_lines
 
 HEADING = re.compile(r"## (\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2})$")
 # A line of a thought that could pass for structure: any ATX heading (up to three spaces of
-# indent, then '#'). It is escaped with a backslash, which Markdown shows as the '#' it was.
-_HEADING_LIKE = re.compile(r"\s*#")  # on the visible form: no zero-width space or ＃ hides one
+# indent, then '#'), looked for on the visible form (anima.infra.text.heading_like: nothing
+# invisible, no braille blank, no stray combining mark and no ＃ hides one). It is escaped
+# with a backslash, which Markdown shows as the '#' it was.
 _TAIL_BYTES = 8192
 
 
@@ -208,7 +209,7 @@ def clean(text: str, max_chars: int | None = None) -> str:
         lines.pop()
     if not lines:
         raise Refused("empty thought: nothing to append")
-    body = "\n".join("\\" + line.lstrip(" \t") if _HEADING_LIKE.match(visible(line)) else line for line in lines)
+    body = "\n".join("\\" + line.lstrip(" \t") if heading_like(line) else line for line in lines)
     if max_chars is not None and len(body) > max_chars:
         raise Refused(f"thought too long: {len(body)} characters, over stream.thought_max_chars ({max_chars})")
     return body

@@ -16,13 +16,15 @@ quotation its nested form (“ ” " ＂ -> ‘ ’ ' ', 「 」 -> 『 』), an
 (bidi controls, zero-width spaces) are dropped, so a quotation never holds a mark that ends
 it, and never spans or starts a line. A speaker's name or a scene stands as it is only if it
 is one plain word (letters, digits, . _ - @) of one script, longer than one letter unless
-Chinese or Japanese, unchanged by NFKC, that does not speak in the first person (我, 咱, 本人,
-I, me, my, myself, also as "I.", "Ｉ" or in look-alike letters, Greek Ι, Cyrillic Ме); anything
-else is quoted too (`name`).
+Chinese or Japanese, unchanged by NFKC, that does not speak in the first person (the words
+of anima/data/first_person.txt, in the common languages, singular and plural, and her own
+name: I, we, us, 我, 咱, 本人, 在下, 私, мне, ich, moi, yo, anima..., also as "I.", "Ｉ" or in
+look-alike letters, Greek Ι, Cyrillic Ме); anything else is quoted too (`name`).
 """
 
 import functools
 import re
+from importlib import resources
 
 from anima.infra.text import looks, visible, without_format
 
@@ -37,8 +39,6 @@ CLOSE = {"en": "”", "zh": "」"}
 _NEST = str.maketrans({"“": "‘", "”": "’", '"': "'", "＂": "'", "「": "『", "」": "』"})
 _FOLD = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029\s]+")
 _PLAIN_NAME = re.compile(r"[^\W_][\w.@-]*")
-_FIRST_PERSON_ZH = re.compile(r"[我吾俺咱]|本人")
-_FIRST_PERSON_EN = ("i", "me", "my", "mine", "myself")
 
 
 class Line:
@@ -150,14 +150,28 @@ def name(text, lang: str) -> str:
 
 
 @functools.cache
-def _first_person_looks() -> frozenset:
-    return frozenset(looks(v) for w in _FIRST_PERSON_EN for v in (w, w.upper(), w.title()))
+def _first_person() -> tuple[frozenset, tuple[str, ...]]:
+    """(the looks of the words that are a whole name, those looked for anywhere in one)."""
+    whole, anywhere = set(), []
+    text = resources.files("anima").joinpath("data", "first_person.txt").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        word = line.strip()
+        if not word or word.startswith("#"):
+            continue
+        if word.startswith("*"):
+            anywhere.append(looks(word[1:]))
+        else:
+            whole.add(looks(word))
+    return frozenset(whole), tuple(anywhere)
 
 
 def first_person(word: str) -> bool:
-    """Whether `word` speaks, or looks as if it spoke, in the first person: 我 本人 in it, or I,
-    me, my, mine, myself in any look-alike letters and case, with or without a trailing dot."""
-    return bool(_FIRST_PERSON_ZH.search(visible(word))) or looks(word).rstrip(".@-") in _first_person_looks()
+    """Whether `word` speaks, or looks as if it spoke, in the first person: a word of
+    anima/data/first_person.txt (in any look-alike letters and case, with or without a
+    trailing . @ -), or one of its starred words anywhere in it."""
+    whole, anywhere = _first_person()
+    seen = looks(word)
+    return seen.rstrip(".@-") in whole or any(w in seen for w in anywhere)
 
 
 _CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
