@@ -336,3 +336,49 @@ def test_a_hook_that_is_not_a_regular_executable_file_of_hooks_never_runs(inited
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
     assert not witness.exists()
     assert dead_reason(inited, name) == why
+
+
+NOBODY = 65534
+
+
+def user(uid):
+    import pwd
+
+    return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+
+
+@pytest.mark.parametrize("case", ["world-writable", "group-writable", "owned by nobody", "a hard link",
+                                  "hooks/ world-writable", "hooks/ owned by nobody"])
+def test_a_hook_others_could_have_changed_never_runs(inited, tmp_path, anima_bin, case):
+    """A hook runs as her: one that someone else owns or may write, or a hard link sharing its
+    content with a file elsewhere, is dead-lettered with why, and doctor warns."""
+    witness = tmp_path / "ran"
+    hooks = inited / "hooks"
+    hooks.mkdir(mode=0o700)
+    hook = write_hook(hooks / "ping", witness)
+    target = hooks if case.startswith("hooks/") else hook
+    if "nobody" in case:
+        if os.geteuid() != 0:
+            pytest.skip("only root can give a file to another user")
+        os.chown(target, NOBODY, -1)
+        why = f"hook ping: {target} is owned by {user(NOBODY)}, not by the user running anima " \
+            f"({user(os.geteuid())}); not run"
+    elif case == "a hard link":
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        hook.unlink()
+        os.link(write_hook(outside / "ping", witness), hook)
+        why = f"hook ping: {hook} has 2 hard links; a hook must have one (its content is shared with a " \
+            "file elsewhere); not run"
+    else:
+        mode = 0o770 if case == "group-writable" else 0o777
+        target.chmod(mode)
+        who = "group" if case == "group-writable" else "group and others"
+        why = f"hook ping: {target} is writable by {who} (mode {mode:04o}; chmod go-w to trust it); not run"
+    name = act(inited, "ping", {})
+    r = anima(anima_bin, "dispatch")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert not witness.exists()
+    assert dead_reason(inited, name) == why
+    r = anima(anima_bin, "doctor")
+    assert f"WARN\thooks\t1 hook dispatch refuses to run (first: {why})" in r.stdout
