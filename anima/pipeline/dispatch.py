@@ -9,7 +9,8 @@ Any other command runs only if configured: an argv in config ([dispatch.commands
 filled from the params, never through a shell), else an executable $ANIMA_HOME/hooks/NAME
 (the action JSON on stdin; exit 0 = done; only a regular file of hooks/ itself with an exec
 bit, no link, one hard link, owned by the user running anima and writable by no one else, in
-a hooks/ owned by that user and writable by no one else). Unknown or failing: the action goes to dead_letter/ with the reason.
+a hooks/ owned by that user and writable by no one else). Unknown or failing: the action
+goes to dead_letter/ with the reason.
 
 Nothing twice: pipeline/dispatch.journal records each action id as begun and as done. An
 action begun but not done (a crash) is checked before it is run again: a built-in whose
