@@ -382,3 +382,28 @@ def test_a_hook_others_could_have_changed_never_runs(inited, tmp_path, anima_bin
     assert dead_reason(inited, name) == why
     r = anima(anima_bin, "doctor")
     assert f"WARN\thooks\t1 hook dispatch refuses to run (first: {why})" in r.stdout
+
+
+@pytest.mark.parametrize("rel, args", [
+    ("pipeline/stream.jsonl", ("think", "I notice the light changing.")),
+    ("log/llm.jsonl", ("internalize", "--llm", "cmd:/bin/cat")),
+])
+def test_a_file_link_read_before_it_is_written_is_refused_not_a_bug(inited, tmp_path, anima_bin, rel, args):
+    """Files read from their end (the stream's bookkeeping, the model log for the budget) are
+    reached as every file is: a link there is 77 naming it, never the 70 of an ELOOP."""
+    assert anima(anima_bin, "think", "I keep a lighthouse log.").returncode == 0
+    assert anima(anima_bin, "say", "--speaker", "alice", "hello").returncode == 0
+    assert anima(anima_bin, "preprocess").returncode == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    away = outside / "file"
+    away.write_text('{"at": "2026-11-30T21:00:00Z", "ok": true}\n')
+    (inited / rel).parent.mkdir(exist_ok=True)
+    if (inited / rel).exists():
+        (inited / rel).unlink()
+    os.symlink(away, inited / rel)
+    before = snapshot(inited)
+    r = anima(anima_bin, *args)
+    assert (r.returncode, r.stdout, r.stderr) == (77, "", f"anima: {inited / rel}: {LINK_REFUSED}\n")
+    assert away.read_text() == '{"at": "2026-11-30T21:00:00Z", "ok": true}\n'
+    assert unlocked(snapshot(inited)) == unlocked(before)

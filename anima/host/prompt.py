@@ -362,7 +362,7 @@ CACHE_ENTRIES = 64
 def _prune(directory: str) -> None:
     """Keep the cache small: drop the least recently written entries beyond CACHE_ENTRIES."""
     try:
-        names = [n for n in os.listdir(directory) if n.endswith(".json")]
+        names = [n for n in fs.listdir(directory) if n.endswith(".json")]
     except FileNotFoundError:
         return
     if len(names) <= CACHE_ENTRIES:

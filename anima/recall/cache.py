@@ -25,7 +25,7 @@ import json
 import os
 
 from anima.infra import clock, fs, jsontext
-from anima.infra.errors import AnimaError
+from anima.infra.errors import AnimaError, Refused
 
 CACHE_FORMAT = 3  # bump when what is extracted from a file changes
 SUMMARY = "summary.json"
@@ -95,8 +95,8 @@ class Cache:
         if self.listed is None:
             self.listed = {}
             try:
-                names = [n for n in os.listdir(self.dir) if n.endswith(".json") and n != SUMMARY]
-            except OSError:
+                names = [n for n in fs.listdir(self.dir) if n.endswith(".json") and n != SUMMARY]
+            except (OSError, Refused):  # no cache to list (none, or a link anima does not follow)
                 names = []
             for name in names:
                 sig = fs.signature(os.path.join(self.dir, name))
