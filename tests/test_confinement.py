@@ -163,7 +163,7 @@ def test_a_file_where_a_directory_should_be_is_refused(inited, anima_bin):
     ("pipeline/message_queue", ["preprocess"]),      # the queue's rename in
     ("pipeline/inbox/pending/cur", ["preprocess"]),  # the claim
     ("index", ["index", "rebuild"]),
-    ("cache", ["prompt"]),
+    # (cache/ too, but a read command does without it: see test_a_read_command_goes_without_a_cache...)
     ("log", ["prompt"]),
     ("sessions", ["session", "append", "--session", "s1", "--role", "user", "hello"]),
 ])
@@ -407,3 +407,25 @@ def test_a_file_link_read_before_it_is_written_is_refused_not_a_bug(inited, tmp_
     assert (r.returncode, r.stdout, r.stderr) == (77, "", f"anima: {inited / rel}: {LINK_REFUSED}\n")
     assert away.read_text() == '{"at": "2026-11-30T21:00:00Z", "ok": true}\n'
     assert unlocked(snapshot(inited)) == unlocked(before)
+
+
+@pytest.mark.parametrize("rel", ["cache", "cache/config.json", "notes/heat.json"])
+def test_a_read_command_goes_without_a_cache_a_link_stands_for(inited, tmp_path, anima_bin, rel):
+    """Caches and the notes' usage counts are derived: prompt prints what it prints without
+    them, says so once, and writes nothing through the link."""
+    assert anima(anima_bin, "prompt").returncode == 0  # the caches are there
+    expected = anima(anima_bin, "prompt").stdout
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    inside, away = relink(inited, rel, outside)
+    before = everything(outside)
+    r = anima(anima_bin, "prompt")
+    assert (r.returncode, r.stdout) == (0, expected)
+    warning = (f"anima: warning: {inside}: {LINK_REFUSED}; went without this derived file "
+               "(remove what is there, and anima makes it again)\n")
+    # (the prompt's own cache answers before the config is read: it has nothing to go without)
+    assert r.stderr == ("" if rel == "cache/config.json" else warning)
+    r = anima(anima_bin, "note", "list")
+    assert (r.returncode, r.stderr) == (0, warning)
+    assert everything(outside) == before
+    assert os.path.islink(inside)

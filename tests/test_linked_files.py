@@ -124,3 +124,47 @@ def test_a_link_in_place_of_any_file_is_refused_or_done_without(run, home, tmp_p
             away.unlink()
     assert not bugs, "\n".join(bugs)
     snapshot(home)  # the home is whole again: every file readable
+
+
+# What a home holds that is derived from the rest (anima-home(5)): a read command does without it.
+DERIVED = ("cache/", "index/", "notes/heat.json")
+READ_COMMANDS = [("prompt",), ("note", "list"), ("recall", "Lisbon"), ("doctor",)]
+
+
+def derived_of(home) -> list[str]:
+    """The derived files and directories of the home, listed from it."""
+    out = []
+    for dirpath, dirnames, names in os.walk(home):
+        for name in dirnames + names:
+            rel = os.path.relpath(os.path.join(dirpath, name), home) + ("/" if name in dirnames else "")
+            if rel.startswith(DERIVED) and not name.startswith("."):
+                out.append(rel)
+    return sorted(out)
+
+
+def test_a_read_command_does_without_a_derived_file_a_link_stands_for(run, home, tmp_path):
+    live(run, home, tmp_path)
+    assert run("config", "set", "index.enabled", "true").exit_code == 0
+    derived = derived_of(home)
+    assert {"cache/", "cache/config.json", "index/", "notes/heat.json"} <= set(derived)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    bugs = []
+    for rel in derived:
+        inside = home / rel.rstrip("/")
+        if not os.path.lexists(inside) or inside.is_symlink():
+            continue
+        away = outside / rel.rstrip("/").replace("/", "__")
+        shutil.move(inside, away)
+        os.symlink(away, inside)
+        before = outside_state(outside)
+        for args in READ_COMMANDS:
+            r = run(*args)
+            warned = [line for line in r.stderr.splitlines() if str(inside) in line]
+            if r.exit_code not in (0, 1 if args == ("doctor",) else 0) or len(warned) > 1:
+                bugs.append(f"{rel}: anima {' '.join(args)}: {r.exit_code} {r.stderr.strip()}")
+        if outside_state(outside) != before:
+            bugs.append(f"{rel}: a read command wrote through the link")
+        os.unlink(inside)
+        shutil.move(away, inside)
+    assert not bugs, "\n".join(bugs)

@@ -334,7 +334,7 @@ def cache_key(home, cwd: str, lang: str | None, names: list[str] | None, environ
 
 def cached(path: str, key: dict) -> Prompt | None:
     try:
-        entry = jsontext.loads(fs.read_bytes(path) or b"null")
+        entry = jsontext.loads(fs.read_cache(path) or b"null")
         if entry["key"] != key:
             return None
         for input_path, sig in entry["inputs"]:

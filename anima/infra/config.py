@@ -384,7 +384,7 @@ def _load_file(path: str) -> dict:
     started = clock.files_now_ns()
     sig = fs.signature(path)
     try:
-        entry = jsontext.loads(fs.read_bytes(cache) or b"null")
+        entry = jsontext.loads(fs.read_cache(cache) or b"null")
         if entry["path"] == path and entry["signature"] == sig and entry["keys"] == list(SETTINGS):
             return entry["values"]
     except (OSError, ValueError, KeyError, TypeError):

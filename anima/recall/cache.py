@@ -54,7 +54,7 @@ class Cache:
     def get(self, path: str, sig: list) -> dict | None:
         entry_path = self.entry_path(path)
         try:
-            entry = jsontext.loads(fs.read_bytes(entry_path) or b"null")
+            entry = jsontext.loads(fs.read_cache(entry_path) or b"null")
             if entry["v"] == CACHE_FORMAT and entry["path"] == path and entry["sig"] == sig:
                 self.used.add(entry_path)
                 return entry
@@ -99,7 +99,11 @@ class Cache:
             except (OSError, Refused):  # no cache to list (none, or a link anima does not follow)
                 names = []
             for name in names:
-                sig = fs.signature(os.path.join(self.dir, name))
+                try:
+                    sig = fs.signature(os.path.join(self.dir, name))
+                except Refused as e:  # a link among the entries: no entry of ours, and left alone
+                    fs.went_without(os.path.join(self.dir, name), e)
+                    continue
                 if sig is not None:
                     self.listed[os.path.join(self.dir, name)] = sig[0]
         return self.listed
@@ -123,7 +127,7 @@ class Summary:
         self.path = path
         self.changed = False
         try:
-            data = jsontext.loads(fs.read_bytes(path) or b"null")
+            data = jsontext.loads(fs.read_cache(path) or b"null")
             self.files = data["files"] if data.get("v") == CACHE_FORMAT and isinstance(data["files"], dict) else {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError, AnimaError):
             self.files = {}
