@@ -293,6 +293,15 @@ def write_hook(path, witness):
     return path
 
 
+def never_run(home, anima_bin, witness, why):
+    """An action for the hook ping: dispatch does not run it, and dead-letters it saying `why`."""
+    name = act(home, "ping", {})
+    r = anima(anima_bin, "dispatch")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert not witness.exists()
+    assert dead_reason(home, name) == why
+
+
 def dead_reason(home, name):
     return json.loads((home / "pipeline" / "dead_letter" / (name + ".reason")).read_text())["why"]
 
@@ -331,11 +340,7 @@ def test_a_hook_that_is_not_a_regular_executable_file_of_hooks_never_runs(inited
         else:
             os.mkfifo(hook)
             why = f"hook ping: {hook} is not a regular file; not run"
-    name = act(inited, "ping", {})
-    r = anima(anima_bin, "dispatch")
-    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
-    assert not witness.exists()
-    assert dead_reason(inited, name) == why
+    never_run(inited, anima_bin, witness, why)
 
 
 NOBODY = 65534
@@ -375,11 +380,7 @@ def test_a_hook_others_could_have_changed_never_runs(inited, tmp_path, anima_bin
         target.chmod(mode)
         who = "group" if case == "group-writable" else "group and others"
         why = f"hook ping: {target} is writable by {who} (mode {mode:04o}; chmod go-w to trust it); not run"
-    name = act(inited, "ping", {})
-    r = anima(anima_bin, "dispatch")
-    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
-    assert not witness.exists()
-    assert dead_reason(inited, name) == why
+    never_run(inited, anima_bin, witness, why)
     r = anima(anima_bin, "doctor")
     assert f"WARN\thooks\t1 hook dispatch refuses to run (first: {why})" in r.stdout
 
