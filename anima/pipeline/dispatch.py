@@ -181,7 +181,7 @@ def _owner(uid: int) -> str:
         return f"uid {uid}"
 
 
-def _trusted(st, what: str) -> str | None:
+def trust_problem(st, what: str) -> str | None:
     """Why a hook, or hooks/, with status `st` could hold what the user running anima did not
     put there (another user owns it, or others may write it), or None."""
     if st.st_uid != os.geteuid():
@@ -206,7 +206,7 @@ def hook_problem(home, name: str) -> str | None:
         return f"hook {name}: {e}; not run"
     if st is None:
         return f"unknown command {name!r}: not built in, not in [dispatch.commands], no executable {hook}"
-    problem = _trusted(top, home.path("hooks"))
+    problem = trust_problem(top, home.path("hooks"))
     if problem:
         return f"hook {name}: {problem}; not run"
     if stat.S_ISLNK(st.st_mode):
@@ -215,7 +215,7 @@ def hook_problem(home, name: str) -> str | None:
         return f"hook {name}: {hook} is not a regular file; not run"
     if not st.st_mode & 0o111:
         return f"hook {name}: {hook} is not executable (chmod +x to enable it); not run"
-    problem = _trusted(st, hook)
+    problem = trust_problem(st, hook)
     if problem:
         return f"hook {name}: {problem}; not run"
     if st.st_nlink != 1:

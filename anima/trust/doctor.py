@@ -158,6 +158,11 @@ def hook_lines(home):
     except (AnimaError, OSError) as e:
         yield Line(WARN, "hooks", f"{e}; dispatch runs no hook", f"make {home.path('hooks')} a plain directory")
         return
+    problem = dispatch.trust_problem(fs.status(home.path("hooks")), home.path("hooks"))
+    if problem:  # empty or not: anyone who may write there may put a hook there
+        yield Line(WARN, "hooks", f"{problem}; dispatch runs no hook from it",
+                   f"it must be yours and writable by no one else: chown, chmod go-w {home.path('hooks')}")
+        return
     refused = [(n, p) for n in names if not n.startswith(".")
                if (p := dispatch.hook_problem(home, n)) and "is not executable" not in p]
     if refused:
