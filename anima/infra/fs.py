@@ -311,9 +311,11 @@ def replacing(path: str, mode: int = FILE_MODE):
 WENT_WITHOUT: list[str] = []
 
 
-def went_without(path: str, e: Refused) -> None:
-    """Note that the derived file `path` was done without, refused as `e` says."""
-    WENT_WITHOUT.append(str(e))
+def went_without(e: Refused) -> None:
+    """Note that a derived file was done without, refused as `e` says (the first
+    only: that is all that is said, and a long-lived process must not pile them up)."""
+    if not WENT_WITHOUT:
+        WENT_WITHOUT.append(str(e))
 
 
 def write_cache(path: str, data: bytes | str) -> bool:
@@ -324,7 +326,7 @@ def write_cache(path: str, data: bytes | str) -> bool:
         ensure_dir(os.path.dirname(path))
         atomic_write(path, data, durable=False)
     except Refused as e:
-        went_without(path, e)
+        went_without(e)
         return False
     except OSError:
         return False
@@ -337,7 +339,7 @@ def read_cache(path: str) -> bytes | None:
     try:
         return read_bytes(path)
     except Refused as e:
-        went_without(path, e)
+        went_without(e)
     except OSError:
         pass
     return None

@@ -90,14 +90,14 @@ class Usage:
         try:
             return keyed(self.path)
         except Refused as e:
-            fs.went_without(self.path, e)
+            fs.went_without(e)
             return {"notes": {}}
 
     def write(self, usage: dict) -> None:
         try:
             write_keyed(self.path, usage)
         except Refused as e:
-            fs.went_without(self.path, e)
+            fs.went_without(e)
 
     def bump(self, nid: str, now: float) -> None:
         """Refresh a note's heat: one more hit, idle from now."""

@@ -102,7 +102,7 @@ class Cache:
                 try:
                     sig = fs.signature(os.path.join(self.dir, name))
                 except Refused as e:  # a link among the entries: no entry of ours, and left alone
-                    fs.went_without(os.path.join(self.dir, name), e)
+                    fs.went_without(e)
                     continue
                 if sig is not None:
                     self.listed[os.path.join(self.dir, name)] = sig[0]
