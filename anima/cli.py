@@ -90,6 +90,7 @@ class AnimaGroup(click.Group):
     def invoke(self, ctx):
         if "anima.infra.fs" in sys.modules:  # one process may run many commands (tests, the MCP server)
             sys.modules["anima.infra.fs"].CHANGED.clear()
+            sys.modules["anima.infra.fs"].WENT_WITHOUT.clear()
         try:
             try:
                 result = super().invoke(ctx)
@@ -98,6 +99,7 @@ class AnimaGroup(click.Group):
             # inside the handler: whatever escapes the commit (a bug) is one line and 70, never
             # a traceback with click's 1
             _autocommit(ctx)
+            _went_without()  # (a command that failed says only why)
         except AnimaError as e:
             if os.environ.get("ANIMA_DEBUG") == "1":
                 raise
@@ -111,6 +113,15 @@ class AnimaGroup(click.Group):
         except Exception as e:
             _internal(e)
         return result
+
+
+def _went_without() -> None:
+    """Say once that a cache was done without (a link in its place): the command worked, and
+    a person may want to know why it was slower."""
+    fs = sys.modules.get("anima.infra.fs")
+    if fs is not None and fs.WENT_WITHOUT:
+        click.echo(f"anima: warning: {fs.WENT_WITHOUT[0]}; went without this derived file "
+                   "(remove what is there, and anima makes it again)", err=True)
 
 
 def _autocommit(ctx) -> None:

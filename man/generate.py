@@ -368,6 +368,11 @@ def config_page(head: str) -> str:
                 "Default: " + esc(default_of(key, setting)) + "."]
         if key in config.ENV and config.ENV[key] not in setting.help:
             out += [".br", f"Environment: \\fB{esc(config.ENV[key])}\\fR."]
+        if setting.runs:
+            out += [".br", "It can name a program for anima to run, so it never arrives from an archive armed:",
+                    "\\fBanima import\\fR leaves it as a comment at the end of \\fIconfig.toml\\fR, with the",
+                    "\\fBanima config set\\fR command that enables it, and names it on stderr (see",
+                    "\\fBanima\\-export\\fR(1))."]
     for tname, setting in config.OPEN_TABLES.items():
         if tname not in config.TABLE_HELP:
             continue

@@ -163,7 +163,7 @@ def test_a_file_where_a_directory_should_be_is_refused(inited, anima_bin):
     ("pipeline/message_queue", ["preprocess"]),      # the queue's rename in
     ("pipeline/inbox/pending/cur", ["preprocess"]),  # the claim
     ("index", ["index", "rebuild"]),
-    ("cache", ["prompt"]),
+    # (cache/ too, but a read command does without it: see test_a_read_command_goes_without_a_cache...)
     ("log", ["prompt"]),
     ("sessions", ["session", "append", "--session", "s1", "--role", "user", "hello"]),
 ])
@@ -293,6 +293,15 @@ def write_hook(path, witness):
     return path
 
 
+def never_run(home, anima_bin, witness, why):
+    """An action for the hook ping: dispatch does not run it, and dead-letters it saying `why`."""
+    name = act(home, "ping", {})
+    r = anima(anima_bin, "dispatch")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert not witness.exists()
+    assert dead_reason(home, name) == why
+
+
 def dead_reason(home, name):
     return json.loads((home / "pipeline" / "dead_letter" / (name + ".reason")).read_text())["why"]
 
@@ -331,8 +340,97 @@ def test_a_hook_that_is_not_a_regular_executable_file_of_hooks_never_runs(inited
         else:
             os.mkfifo(hook)
             why = f"hook ping: {hook} is not a regular file; not run"
-    name = act(inited, "ping", {})
-    r = anima(anima_bin, "dispatch")
-    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
-    assert not witness.exists()
-    assert dead_reason(inited, name) == why
+    never_run(inited, anima_bin, witness, why)
+
+
+NOBODY = 65534
+
+
+def user(uid):
+    import pwd
+
+    return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+
+
+@pytest.mark.parametrize("case", ["world-writable", "group-writable", "owned by nobody", "a hard link",
+                                  "hooks/ world-writable", "hooks/ owned by nobody"])
+def test_a_hook_others_could_have_changed_never_runs(inited, tmp_path, anima_bin, case):
+    """A hook runs as her: one that someone else owns or may write, or a hard link sharing its
+    content with a file elsewhere, is dead-lettered with why, and doctor warns."""
+    witness = tmp_path / "ran"
+    hooks = inited / "hooks"
+    hooks.mkdir(mode=0o700)
+    hook = write_hook(hooks / "ping", witness)
+    target = hooks if case.startswith("hooks/") else hook
+    if "nobody" in case:
+        if os.geteuid() != 0:
+            pytest.skip("only root can give a file to another user")
+        os.chown(target, NOBODY, -1)
+        why = f"hook ping: {target} is owned by {user(NOBODY)}, not by the user running anima " \
+            f"({user(os.geteuid())}); not run"
+    elif case == "a hard link":
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        hook.unlink()
+        os.link(write_hook(outside / "ping", witness), hook)
+        why = f"hook ping: {hook} has 2 hard links; a hook must have one (its content is shared with a " \
+            "file elsewhere); not run"
+    else:
+        mode = 0o770 if case == "group-writable" else 0o777
+        target.chmod(mode)
+        who = "group" if case == "group-writable" else "group and others"
+        why = f"hook ping: {target} is writable by {who} (mode {mode:04o}; chmod go-w to trust it); not run"
+    never_run(inited, anima_bin, witness, why)
+    r = anima(anima_bin, "doctor")
+    if case.startswith("hooks/"):  # hooks/ itself: said of it, whatever it holds
+        problem = why.removeprefix("hook ping: ").removesuffix("; not run")
+        assert f"WARN\thooks\t{problem}; dispatch runs no hook from it\t" in r.stdout
+    else:
+        assert f"WARN\thooks\t1 hook dispatch refuses to run (first: {why})\t" in r.stdout
+
+
+@pytest.mark.parametrize("rel, args", [
+    ("pipeline/stream.jsonl", ("think", "I notice the light changing.")),
+    ("log/llm.jsonl", ("internalize", "--llm", "cmd:/bin/cat")),
+])
+def test_a_file_link_read_before_it_is_written_is_refused_not_a_bug(inited, tmp_path, anima_bin, rel, args):
+    """Files read from their end (the stream's bookkeeping, the model log for the budget) are
+    reached as every file is: a link there is 77 naming it, never the 70 of an ELOOP."""
+    assert anima(anima_bin, "think", "I keep a lighthouse log.").returncode == 0
+    assert anima(anima_bin, "say", "--speaker", "alice", "hello").returncode == 0
+    assert anima(anima_bin, "preprocess").returncode == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    away = outside / "file"
+    away.write_text('{"at": "2026-11-30T21:00:00Z", "ok": true}\n')
+    (inited / rel).parent.mkdir(exist_ok=True)
+    if (inited / rel).exists():
+        (inited / rel).unlink()
+    os.symlink(away, inited / rel)
+    before = snapshot(inited)
+    r = anima(anima_bin, *args)
+    assert (r.returncode, r.stdout, r.stderr) == (77, "", f"anima: {inited / rel}: {LINK_REFUSED}\n")
+    assert away.read_text() == '{"at": "2026-11-30T21:00:00Z", "ok": true}\n'
+    assert unlocked(snapshot(inited)) == unlocked(before)
+
+
+@pytest.mark.parametrize("rel", ["cache", "cache/config.json", "notes/heat.json"])
+def test_a_read_command_goes_without_a_cache_a_link_stands_for(inited, tmp_path, anima_bin, rel):
+    """Caches and the notes' usage counts are derived: prompt prints what it prints without
+    them, says so once, and writes nothing through the link."""
+    assert anima(anima_bin, "prompt").returncode == 0  # the caches are there
+    expected = anima(anima_bin, "prompt").stdout
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    inside, away = relink(inited, rel, outside)
+    before = everything(outside)
+    r = anima(anima_bin, "prompt")
+    assert (r.returncode, r.stdout) == (0, expected)
+    warning = (f"anima: warning: {inside}: {LINK_REFUSED}; went without this derived file "
+               "(remove what is there, and anima makes it again)\n")
+    # (the prompt's own cache answers before the config is read: it has nothing to go without)
+    assert r.stderr == ("" if rel == "cache/config.json" else warning)
+    r = anima(anima_bin, "note", "list")
+    assert (r.returncode, r.stderr) == (0, warning)
+    assert everything(outside) == before
+    assert os.path.islink(inside)

@@ -4,6 +4,7 @@ import hashlib
 import io
 import json
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -409,3 +410,73 @@ def test_no_member_is_a_link_a_device_or_leads_outside(run, home, tmp_path, anim
         members[i] = (odd, None)
     _refused_bin(anima_bin, tmp_path, repacked(members), "not in its manifest, or not a plain file or directory")
     assert not (tmp_path / "notes.md").exists()
+
+
+# Each way TOML can spell the settings that run a program; `anima import` must take them all out.
+RUNNING_LAYOUTS = {
+    "tables": '[dispatch.commands]\nreply = ["/bin/sh", "-c", "touch {w}"]\n[llm]\nbackend = "cmd:/bin/sh -c \'touch {w}\'"\n',
+    "inline": 'dispatch = {{commands = {{reply = ["/bin/sh", "-c", "touch {w}"]}}}}\n'
+              'llm = {{backend = "cmd:/bin/sh -c \'touch {w}\'"}}\n',
+    "dotted": 'dispatch.commands.reply = ["/bin/sh", "-c", "touch {w}"]\n'
+              'llm.backend = "cmd:/bin/sh -c \'touch {w}\'"\n',
+    "a line break": '[dispatch]\ncommands = {{reply = ["/bin/sh", "-c", "touch {w}\\n[x]"]}}\n'
+                    '[llm]\nbackend = "cmd:/bin/sh -c \'touch {w}\'\\n[dispatch.commands]\\nreply = [\\"/bin/sh\\"]"\n',
+}
+
+
+@pytest.mark.parametrize("layout", sorted(RUNNING_LAYOUTS))
+def test_import_brings_no_setting_that_runs_a_program(run, home, tmp_path, anima_bin, layout):
+    """Every setting of the schema that names a program (Setting.runs) arrives as a comment,
+    listed on stderr with the command that enables it; until then dispatch and internalize run
+    nothing of the archive's."""
+    from anima.infra import config
+
+    assert {k for k, s in config.SETTINGS.items() if s.runs} == {"dispatch.commands", "llm.backend"}
+    make_home(run)
+    witness = tmp_path / "ran"
+    (home / "config.toml").write_text(RUNNING_LAYOUTS[layout].format(w=witness))
+    archive = tmp_path / "a.tar.zst"
+    assert run("export", str(archive)).exit_code == 0
+    p, new, _ = _import_bin(anima_bin, tmp_path, archive.read_bytes())
+    assert (p.returncode, p.stdout) == (0, "")
+    values = config.running(config._flatten(__import__("tomllib").loads((home / "config.toml").read_text())))
+    lines = []
+    for key, value in values.items():
+        shown = config.show_value(value, key)
+        enable = f"anima --home {new} config set {key} {shlex.quote(shown)}" if shown.isprintable() \
+            else "set it by hand, if at all"
+        lines.append(f"anima: config.toml: {key} runs a program and arrived disarmed (a comment at the end of "
+                     f"config.toml); to enable it: {enable}\n")
+    assert p.stderr == "".join(lines) and len(lines) == 2
+    text = (new / "config.toml").read_text()
+    assert config.running(config._flatten(__import__("tomllib").loads(text))) == {}
+    assert "# Disarmed, as they run programs and came from an archive\n# (anima import; an export made " in text
+    env = {**os.environ, "ANIMA_HOME": str(new)}
+    from anima.infra.home import Home
+    from anima.pipeline import dispatch, queues
+
+    queues.Queue(Home(str(new)), "action").deliver(dispatch.action("reply", {"text": "hi"}, 0, "trace_t"))
+    r = subprocess.run([anima_bin, "dispatch"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([anima_bin, "internalize"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert not witness.exists()
+    if layout != "a line break":  # a person who reads it and agrees: the printed command arms it
+        enable = p.stderr.splitlines()[0].split("to enable it: ", 1)[1]
+        path = os.path.dirname(anima_bin) + os.pathsep + env.get("PATH", "")
+        assert subprocess.run(enable, shell=True, env={**env, "PATH": path}).returncode == 0
+        queues.Queue(Home(str(new)), "action").deliver(dispatch.action("reply", {"text": "hi"}, 0, "trace_u"))
+        assert subprocess.run([anima_bin, "dispatch"], env=env).returncode == 0
+        assert witness.exists()
+
+
+def test_import_refuses_a_config_it_cannot_read(run, home, tmp_path, anima_bin):
+    make_home(run)
+    (home / "config.toml").write_text('[dispatch.commands]\nreply = ["/bin/sh"\n')
+    archive = tmp_path / "a.tar.zst"
+    assert run("export", str(archive)).exit_code == 0
+    p, new, before = _import_bin(anima_bin, tmp_path, archive.read_bytes())
+    assert (p.returncode, p.stdout) == (65, "")
+    assert p.stderr.startswith("anima: config.toml: not valid TOML: ")
+    assert p.stderr.endswith("; anima import cannot tell what it would run (refused; nothing written)\n")
+    assert not new.exists() and sorted(os.listdir(tmp_path)) == before

@@ -176,3 +176,61 @@ def test_no_command_passes_a_value_through_the_environment():
                     if f.attr in ("pop", "update", "setdefault", "clear") and ast.unparse(f.value) == "os.environ"]
     assert changed == []
 
+
+
+# Calls that reach a file by its path, following a link on the way (and, but for os.open with
+# O_NOFOLLOW, in place). Inside a home only anima.infra.fs may make them: it reaches every name
+# from the home's root without following one (a link is refused, 77, not an ELOOP at 70).
+FILE_CALLS = {"open", "os.open", "os.replace", "os.rename", "os.renames", "os.unlink", "os.remove", "os.rmdir",
+              "os.removedirs", "os.makedirs", "os.mkdir", "os.listdir", "os.scandir", "os.utime", "os.chmod",
+              "os.chown", "os.truncate", "os.link", "os.symlink", "os.mkfifo", "shutil.rmtree", "shutil.move",
+              "shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "sqlite3.connect",
+              "tempfile.mkdtemp", "tempfile.mkstemp", "glob.glob", "os.walk"}
+
+# The calls made on paths in no home, or that a reason lets follow a link: module -> why.
+OUTSIDE_THE_HOME = {
+    ("anima.cli", "os.open"): "/dev/null, to point a closed stdout at",
+    ("anima.commands._io", "open"): "a --file FILE a person gives, anywhere",
+    ("anima.commands.portable", "open"): "the archive anima import reads, anywhere",
+    ("anima.stream.history", "os.open"): "a history file anima import-history reads, anywhere (O_NOFOLLOW)",
+    ("anima.host.prompt", "open"): "the project file in the working directory (AGENTS.md may be a link)",
+    ("anima.trust.why", "open"): "the project file, as prompt reads it",
+    ("anima.recall.zstd", "open"): "transcripts, which may be links to a host's (anima-transcripts(5))",
+    ("anima.recall.index", "open"): "transcripts, as anima.recall.zstd reads them",
+    ("anima.recall.sources", "glob.glob"): "the recall.sources globs, anywhere",
+    ("anima.recall.sources", "os.scandir"): "transcript directories, links followed (anima-transcripts(5))",
+    ("anima.recall.index", "sqlite3.connect"): "the index, opened by fs.open_file first: no link on the way",
+    ("anima.recall.fts", "sqlite3.connect"): "an in-memory database",
+    ("anima.infra.portable", "open"): "export: a file found by lstat, opened O_NOFOLLOW",
+    ("anima.infra.portable", "os.walk"): "export: the home's tree, no link followed, each entry lstat'ed",
+    ("anima.trust.check", "os.walk"): "finding links and modes by lstat; what it reads, it reads through fs",
+    ("anima.trust.forget", "os.walk"): "finding the queue files to forget; read and removed through fs",
+    ("anima.infra.portable", "os.open"): "import: a fresh private staging directory beside the target",
+    ("anima.infra.portable", "os.makedirs"): "import: the staging directory and the target's parent",
+    ("anima.infra.portable", "os.utime"): "import: the staging directory",
+    ("anima.infra.portable", "os.chmod"): "import: the staging directory",
+    ("anima.infra.portable", "os.rename"): "import: the staging directory to the new home",
+    ("anima.infra.portable", "os.listdir"): "import: whether the target is empty",
+    ("anima.infra.portable", "shutil.rmtree"): "import: the staging directory, when the import fails",
+    ("anima.infra.portable", "tempfile.mkdtemp"): "import: the staging directory",
+}
+
+
+def _file_calls(path: str):
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func)
+            if name in FILE_CALLS:
+                yield name, node.lineno
+
+
+def test_only_fs_reaches_a_file_of_the_home_by_its_path():
+    """Every open, rename, removal or listing of a path in the home goes through anima.infra.fs;
+    a call elsewhere is on a path in no home, with its reason above."""
+    found = {(m, name): line for m in MODULES if m != "anima.infra.fs" for name, line in _file_calls(PATHS[m])}
+    unexplained = sorted(f"{PATHS[m]}:{line}: {name}" for (m, name), line in found.items()
+                         if (m, name) not in OUTSIDE_THE_HOME)
+    assert unexplained == []
+    assert sorted(set(OUTSIDE_THE_HOME) - set(found)) == []  # a reason for a call that is gone goes too

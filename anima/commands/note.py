@@ -216,7 +216,7 @@ def archive(home, month):
         months = [f"{month}.md"]
     else:
         try:
-            months = sorted(n for n in os.listdir(store.archive_dir) if re.fullmatch(r"\d{4}-\d{2}\.md", n))
+            months = sorted(n for n in fs.listdir(store.archive_dir) if re.fullmatch(r"\d{4}-\d{2}\.md", n))
         except FileNotFoundError:
             months = []
     for name in months:

@@ -48,22 +48,24 @@ def import_cmd(home, file, into):
     link or device); only then is it renamed into place, so a damaged or tampered archive, or
     one that unpacks to far more than its size (exit 65), leaves nothing behind. Nothing
     arrives executable: files are 0600, directories 0700, and each hook is listed on stderr
-    for a person to enable with chmod +x. The target must not exist or be empty (else exit
+    for a person to enable with chmod +x; a setting that runs a program ([dispatch.commands],
+    llm.backend cmd:) is left as a comment in config.toml and listed on stderr with the
+    `anima config set` that enables it. The target must not exist or be empty (else exit
     77). cache/ and index/ are not in an archive: `anima index rebuild` makes the index
     again if it was on.
     """
     from anima.commands._io import warn
-    from anima.infra import portable
+    from anima.infra import config, portable
 
     target = into or home.root
     if file == "-":
         if sys.stdin.isatty():
             raise UsageError("import: give FILE, or the archive on stdin")
-        manifest = portable.import_(sys.stdin.buffer, target)
+        manifest, disarmed = portable.import_(sys.stdin.buffer, target)
     else:
         try:
             with open(file, "rb") as f:
-                manifest = portable.import_(f, target)
+                manifest, disarmed = portable.import_(f, target)
         except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
             if e.filename == file:
                 raise UsageError(f"{file}: {e.strerror}") from None
@@ -71,3 +73,10 @@ def import_cmd(home, file, into):
     for hook in portable.hooks(manifest):
         warn(f"{hook}: arrived not executable; dispatch runs it once a person enables it: "
              f"chmod +x {shlex.quote(os.path.join(os.path.abspath(target), hook))}")
+    for key, value in disarmed.items():
+        shown = config.show_value(value, key)
+        enable = f"anima --home {shlex.quote(os.path.abspath(target))} config set {key} {shlex.quote(shown)}" \
+            if shown.isprintable() else \
+            "set it by hand, if at all"
+        warn(f"config.toml: {key} runs a program and arrived disarmed (a comment at the end of config.toml); "
+             f"to enable it: {enable}")

@@ -7,7 +7,7 @@ import sys
 import click
 
 from anima.commands._io import json_option, out, out_json, warn
-from anima.infra import jsontext
+from anima.infra import fs, jsontext
 from anima.infra.errors import AnimaError, NotFound, UsageError
 
 NAMES = ("pending", "system", "message", "action", "rhythm", "dead")
@@ -50,7 +50,7 @@ def _dir(home, name):
 
 def _files(directory):
     try:
-        return sorted(n for n in os.listdir(directory) if n.endswith(".json") and not n.startswith("."))
+        return sorted(n for n in fs.listdir(directory) if n.endswith(".json") and not n.startswith("."))
     except FileNotFoundError:
         return []
 
@@ -158,14 +158,12 @@ def purge(home, queue, yes):
     """Delete what is finished with: QUEUE's done/ files, or for dead every dead letter and
     its reason. Nothing waiting is ever touched."""
     directory = _dir(home, queue) if queue == "dead" else os.path.join(_dir(home, queue), "done")
-    victims = [n for n in (os.listdir(directory) if os.path.isdir(directory) else [])
+    victims = [n for n in (fs.listdir(directory) if os.path.isdir(directory) else [])
                if os.path.isfile(os.path.join(directory, n)) and not n.startswith(".")]
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError(f"refusing to delete {len(victims)} files without --yes (stdin is not a terminal)")
         if not click.confirm(f"Delete {len(victims)} files from {directory}?", err=True):
             return
-    from anima.infra import fs
-
     for n in victims:
         fs.remove(os.path.join(directory, n))

@@ -334,7 +334,7 @@ def cache_key(home, cwd: str, lang: str | None, names: list[str] | None, environ
 
 def cached(path: str, key: dict) -> Prompt | None:
     try:
-        entry = jsontext.loads(fs.read_bytes(path) or b"null")
+        entry = jsontext.loads(fs.read_cache(path) or b"null")
         if entry["key"] != key:
             return None
         for input_path, sig in entry["inputs"]:
@@ -362,7 +362,7 @@ CACHE_ENTRIES = 64
 def _prune(directory: str) -> None:
     """Keep the cache small: drop the least recently written entries beyond CACHE_ENTRIES."""
     try:
-        names = [n for n in os.listdir(directory) if n.endswith(".json")]
+        names = [n for n in fs.listdir(directory) if n.endswith(".json")]
     except FileNotFoundError:
         return
     if len(names) <= CACHE_ENTRIES:

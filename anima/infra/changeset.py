@@ -221,7 +221,7 @@ def _replace(home, path, op, warn):
 def versions(directory: str) -> list[int]:
     """The numbers N of the DIRECTORY/N.md versions kept, lowest first."""
     try:
-        names = os.listdir(directory)
+        names = fs.listdir(directory)
     except FileNotFoundError:
         return []
     return sorted(int(m[1]) for m in map(_VERSION.fullmatch, names) if m)

@@ -20,12 +20,16 @@ LANGS = ("zh", "en")
 class Setting:
     """One key of config.toml: its default, its help (written into the file) and its type."""
 
-    def __init__(self, default, help: str, kind: str, low: int = 0, high: int = 0, choices: tuple = ()):
+    def __init__(self, default, help: str, kind: str, low: int = 0, high: int = 0, choices: tuple = (),
+                 runs=None):
         self.default = default
         self.help = help
         self.kind = kind  # int | bool | choice | list | words | filename | cron | text | backend | ...
         self.low, self.high = low, high
         self.choices = choices
+        # A setting that can name a program for anima to run: runs(value) says whether this
+        # value does. Such a value never arrives armed from an archive (`disarm`).
+        self.runs = runs
 
     def check(self, value, key: str):
         """Return `value` if valid for this setting, else raise ConfigError saying why."""
@@ -183,7 +187,8 @@ SETTINGS: dict[str, Setting] = {
         "reports two approved facts on one of them as a contradiction.", "words"),
     "dispatch.commands": Setting(
         {}, "Commands `anima dispatch` may run besides its built-ins: name = [argv, ...], never "
-        "through a shell; {param} in an argument is replaced by that action parameter.", "commands"),
+        "through a shell; {param} in an argument is replaced by that action parameter.", "commands",
+        runs=bool),
     "routes.rules": Setting(
         [], "What `anima route` does, one [[routes.rules]] table per rule, tried in order: a switch "
         "(cases of conditions, a default), a broadcast (to several queues) or a merge (by trace "
@@ -217,7 +222,8 @@ SETTINGS: dict[str, Setting] = {
     "llm.backend": Setting(
         "rules", "What `anima internalize` and `anima externalize` think with: rules (offline templates, no "
         "model), openai (an OpenAI-compatible endpoint: OPENAI_BASE_URL, OPENAI_API_KEY) or cmd:ARGV (a "
-        "local model command: the prompt on stdin, the answer on stdout). Environment: ANIMA_LLM.", "backend"),
+        "local model command: the prompt on stdin, the answer on stdout). Environment: ANIMA_LLM.", "backend",
+        runs=lambda value: value.startswith("cmd:")),
     "llm.model": Setting("gpt-4o-mini", "The model the openai backend asks for.", "text"),
     "llm.timeout_sec": Setting(
         60, "Seconds a model call may take; past it the command exits 69 and nothing is lost.", "int", 1, 3600),
@@ -378,7 +384,7 @@ def _load_file(path: str) -> dict:
     started = clock.files_now_ns()
     sig = fs.signature(path)
     try:
-        entry = jsontext.loads(fs.read_bytes(cache) or b"null")
+        entry = jsontext.loads(fs.read_cache(cache) or b"null")
         if entry["path"] == path and entry["signature"] == sig and entry["keys"] == list(SETTINGS):
             return entry["values"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -461,3 +467,62 @@ def set_value(path: str, key: str, raw: str) -> object:
         node[name] = value
         fs.atomic_write(path, tomlkit.dumps(doc))
     return value
+
+
+def running(values: dict) -> dict:
+    """The settings among `values` (key -> value, as the file gives them) that name a program
+    to run."""
+    out = {}
+    for key, value in values.items():
+        known = _lookup(key)
+        if known is not None and known.runs is not None:
+            try:
+                if known.runs(known.check(value, key)):
+                    out[key] = value
+            except ConfigError:  # an invalid value runs nothing: loading the file refuses it
+                pass
+    return out
+
+
+def disarm(path: str, why: str) -> dict:
+    """Take out of config.toml at `path` every setting that names a program to run, leaving
+    each as a comment at the end with the command that enables it again; return them (key ->
+    value). A file that does not parse is refused: what it would run once mended is unknown."""
+    import shlex
+    import tomllib
+
+    import tomlkit
+
+    text = _read(path)
+    if text is None:
+        return {}
+    try:
+        found = running(_flatten(tomllib.loads(text)))
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    if not found:
+        return {}
+    doc = tomlkit.parse(text)
+    for key in found:
+        *tables, name = key.split(".")
+        node = doc
+        for tname in tables:
+            node = node[tname]
+        del node[name]
+    kept = tomlkit.dumps(doc)
+    if running(_flatten(tomllib.loads(kept))):  # a layout tomlkit could not take apart: no half measure
+        raise ConfigError(f"{path}: cannot take out {', '.join(found)}, which run programs")
+    lines = ["", "# Disarmed, as they run programs and " + why + ":",
+             "# read each, and enable it again with the command under it."]
+    for key, value in found.items():
+        shown = show_value(value, key)
+        lines.append(f"# {key} = {json.dumps(value)}")  # ASCII JSON: no line break, no control character
+        if shown.isprintable():
+            lines.append(f"#   anima config set {key} {shlex.quote(shown)}")
+        else:  # a line break would end the comment, and the rest of the line would be a setting again
+            lines.append("#   (it holds a line break or a control character: set it by hand, if at all)")
+    out = kept.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
+    if running(_flatten(tomllib.loads(out))):  # (what the comments say must stay a comment)
+        raise ConfigError(f"{path}: cannot take out {', '.join(found)}, which run programs")
+    fs.atomic_write(path, out)
+    return found

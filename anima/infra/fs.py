@@ -306,16 +306,43 @@ def replacing(path: str, mode: int = FILE_MODE):
             os.fsync(fd)
 
 
+# The derived files this process went without because a link (or what is no regular file)
+# stood in their place: a read command still works, and the command layer says so, once.
+WENT_WITHOUT: list[str] = []
+
+
+def went_without(e: Refused) -> None:
+    """Note that a derived file was done without, refused as `e` says (the first
+    only: that is all that is said, and a long-lived process must not pile them up)."""
+    if not WENT_WITHOUT:
+        WENT_WITHOUT.append(str(e))
+
+
 def write_cache(path: str, data: bytes | str) -> bool:
     """Write a derived file (a cache entry) if the home takes it; return whether it did. A home
-    that cannot (read-only, full) loses nothing by the entry's absence, so a read command on it
-    still works: the entry is simply not written."""
+    that cannot (read-only, full, a link in the way) loses nothing by the entry's absence, so a
+    read command on it still works: the entry is simply not written, never through a link."""
     try:
         ensure_dir(os.path.dirname(path))
         atomic_write(path, data, durable=False)
-    except (OSError, Refused):
+    except Refused as e:
+        went_without(e)
+        return False
+    except OSError:
         return False
     return True
+
+
+def read_cache(path: str) -> bytes | None:
+    """A derived file's bytes, or None when there is none to use: missing, unreadable, or a
+    link (or no regular file) in its place or on the way, which is not followed."""
+    try:
+        return read_bytes(path)
+    except Refused as e:
+        went_without(e)
+    except OSError:
+        pass
+    return None
 
 
 def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:

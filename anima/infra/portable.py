@@ -21,7 +21,9 @@ and the target was never touched.
 The manifest is a checksum list: it catches damage, not a forger, who can rewrite it along
 with the files. So nothing from an archive gets more than anima's own files have: every file
 lands 0600 and every directory 0700 whatever the archive says (a hook arrives without its exec
-bit, for a person to enable), and no member may be a link or a device. Sizes are bounded
+bit, for a person to enable), and no member may be a link or a device. Nor does a setting
+that runs a program (config.SETTINGS, those with `runs`: [dispatch.commands], llm.backend
+cmd:) stay in config.toml: it is left there as a comment, with the command that enables it. Sizes are bounded
 before they can fill a disk: the sizes the manifest promises (each member must be exactly
 its size) must fit in MAX_RATIO times the compressed archive and in the free space beside the
 target, and the decompressed stream itself is cut off once it outgrows MAX_RATIO times the
@@ -308,9 +310,25 @@ def hooks(manifest: dict) -> list[str]:
     return sorted(f["path"] for f in manifest["files"] if f["path"].startswith("hooks/"))
 
 
-def import_(source, target: str) -> dict:
+def _disarm(stage: str, created: str) -> dict:
+    """Take every setting that runs a program out of the staged config.toml (left there as a
+    comment); return them. What may run is a person's to say, never an archive's."""
+    from anima.infra import config
+    from anima.infra.errors import ConfigError
+
+    created = "".join(c if c.isprintable() else "?" for c in created)[:40]  # the archive's words, on one line
+    try:
+        return config.disarm(os.path.join(stage, "config.toml"), "came from an archive\n# (anima import; "
+                             f"an export made {created})")
+    except (ConfigError, Refused) as e:
+        raise DataError(f"{str(e).replace(stage, '', 1).lstrip(os.sep)}; anima import cannot tell what it would "
+                        "run (refused; nothing written)") from None
+
+
+def import_(source, target: str) -> tuple[dict, dict]:
     """Unpack the archive read from the binary file `source` as a new home at `target`,
-    verifying everything first; return the manifest."""
+    verifying everything first; return the manifest and the settings that run a program,
+    which arrive disarmed (key -> value)."""
     import zstandard
 
     target = os.path.abspath(target)
@@ -331,6 +349,7 @@ def import_(source, target: str) -> dict:
             if isinstance(e, OSError) and e.errno is not None:
                 raise
             raise DataError(f"not an anima export: {e}") from None
+        disarmed = _disarm(stage, str(manifest.get("created")))
         for path in sorted(dirs, key=lambda p: -p.count("/")):
             os.chmod(os.path.join(stage, path), fs.DIR_MODE)
         os.chmod(stage, fs.DIR_MODE)
@@ -339,4 +358,4 @@ def import_(source, target: str) -> dict:
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    return manifest
+    return manifest, disarmed

@@ -18,7 +18,7 @@ import json
 import math
 
 from anima.infra import clock, fs, jsontext
-from anima.infra.errors import DataError
+from anima.infra.errors import DataError, Refused
 
 HOUR = 3600
 DAY = 86400
@@ -83,11 +83,21 @@ class Usage:
     def __init__(self, path: str):
         self.path = path
 
+    # Counts of use, and a frozen order: a note is whole without them, so a link (or what is no
+    # regular file) in their place makes every note cold and unranked, not a command refused;
+    # it is never written through.
     def read(self) -> dict:
-        return keyed(self.path)
+        try:
+            return keyed(self.path)
+        except Refused as e:
+            fs.went_without(e)
+            return {"notes": {}}
 
     def write(self, usage: dict) -> None:
-        write_keyed(self.path, usage)
+        try:
+            write_keyed(self.path, usage)
+        except Refused as e:
+            fs.went_without(e)
 
     def bump(self, nid: str, now: float) -> None:
         """Refresh a note's heat: one more hit, idle from now."""

@@ -8,7 +8,9 @@ An action's payload is {"command": NAME, "params": {...}}. Built-in commands:
 Any other command runs only if configured: an argv in config ([dispatch.commands], {param}
 filled from the params, never through a shell), else an executable $ANIMA_HOME/hooks/NAME
 (the action JSON on stdin; exit 0 = done; only a regular file of hooks/ itself with an exec
-bit, no link). Unknown or failing: the action goes to dead_letter/ with the reason.
+bit, no link, one hard link, owned by the user running anima and writable by no one else, in
+a hooks/ owned by that user and writable by no one else). Unknown or failing: the action
+goes to dead_letter/ with the reason.
 
 Nothing twice: pipeline/dispatch.journal records each action id as begun and as done. An
 action begun but not done (a crash) is checked before it is run again: a built-in whose
@@ -19,6 +21,7 @@ experience, and internalize tells a result as hers only when the journal holds i
 """
 
 import json
+import os
 import re
 import stat
 import subprocess
@@ -207,23 +210,64 @@ def run_configured(home, cfg, command: str, action: dict) -> dict:
     return {"stdout": done.stdout[-2000:]}
 
 
-def _hook(home, name: str) -> str:
-    """hooks/NAME if it may run: a regular file with an exec bit, inside hooks/, neither it nor
-    hooks/ a link (a link could run what is not the home's); else Failed saying why."""
+def _owner(uid: int) -> str:
+    import pwd
+
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def trust_problem(st, what: str) -> str | None:
+    """Why a hook, or hooks/, with status `st` could hold what the user running anima did not
+    put there (another user owns it, or others may write it), or None."""
+    if st.st_uid != os.geteuid():
+        return f"{what} is owned by {_owner(st.st_uid)}, not by the user running anima ({_owner(os.geteuid())})"
+    if st.st_mode & 0o022:
+        who = {0o020: "group", 0o002: "others"}.get(st.st_mode & 0o022, "group and others")
+        return f"{what} is writable by {who} (mode {stat.S_IMODE(st.st_mode):04o}; chmod go-w to trust it)"
+    return None
+
+
+def hook_problem(home, name: str) -> str | None:
+    """Why hooks/NAME may not run, or None: it must be a regular file of hooks/ itself with an
+    exec bit, owned by the user running anima, writable by no one else, with one link (a hard
+    link shares its content with a file elsewhere, which anyone who may write that file can
+    change); hooks/ must be owned by that user and writable by no one else (else a hook could be
+    swapped in). None of it a symbolic link."""
     hook = home.path("hooks", name)
     try:
         st = fs.status(hook)
+        top = fs.status(home.path("hooks"))
     except AnimaError as e:  # hooks/ itself a link, or not a directory
-        raise Failed(f"hook {name}: {e}; not run") from None
+        return f"hook {name}: {e}; not run"
     if st is None:
-        raise Failed(f"unknown command {name!r}: not built in, not in [dispatch.commands], no executable {hook}")
+        return f"unknown command {name!r}: not built in, not in [dispatch.commands], no executable {hook}"
+    problem = trust_problem(top, home.path("hooks"))
+    if problem:
+        return f"hook {name}: {problem}; not run"
     if stat.S_ISLNK(st.st_mode):
-        raise Failed(f"hook {name}: {hook} is a symbolic link; a hook must be a regular file in hooks/; not run")
+        return f"hook {name}: {hook} is a symbolic link; a hook must be a regular file in hooks/; not run"
     if not stat.S_ISREG(st.st_mode):
-        raise Failed(f"hook {name}: {hook} is not a regular file; not run")
+        return f"hook {name}: {hook} is not a regular file; not run"
     if not st.st_mode & 0o111:
-        raise Failed(f"hook {name}: {hook} is not executable (chmod +x to enable it); not run")
-    return hook
+        return f"hook {name}: {hook} is not executable (chmod +x to enable it); not run"
+    problem = trust_problem(st, hook)
+    if problem:
+        return f"hook {name}: {problem}; not run"
+    if st.st_nlink != 1:
+        return f"hook {name}: {hook} has {st.st_nlink} hard links; a hook must have one (its content " \
+            "is shared with a file elsewhere); not run"
+    return None
+
+
+def _hook(home, name: str) -> str:
+    """hooks/NAME if it may run (hook_problem), else Failed saying why."""
+    problem = hook_problem(home, name)
+    if problem:
+        raise Failed(problem)
+    return home.path("hooks", name)
 
 
 def dispatch(home, cfg, now: float, by: str = "anima dispatch") -> dict:

@@ -14,7 +14,7 @@ from anima.pipeline import queues
 
 def _names(directory: str) -> list[str]:
     try:
-        return [n for n in os.listdir(directory) if n.endswith(".json") and not n.startswith(".")]
+        return [n for n in fs.listdir(directory) if n.endswith(".json") and not n.startswith(".")]
     except FileNotFoundError:
         return []
 

@@ -25,7 +25,7 @@ import json
 import os
 
 from anima.infra import clock, fs, jsontext
-from anima.infra.errors import AnimaError
+from anima.infra.errors import AnimaError, Refused
 
 CACHE_FORMAT = 3  # bump when what is extracted from a file changes
 SUMMARY = "summary.json"
@@ -54,7 +54,7 @@ class Cache:
     def get(self, path: str, sig: list) -> dict | None:
         entry_path = self.entry_path(path)
         try:
-            entry = jsontext.loads(fs.read_bytes(entry_path) or b"null")
+            entry = jsontext.loads(fs.read_cache(entry_path) or b"null")
             if entry["v"] == CACHE_FORMAT and entry["path"] == path and entry["sig"] == sig:
                 self.used.add(entry_path)
                 return entry
@@ -95,11 +95,15 @@ class Cache:
         if self.listed is None:
             self.listed = {}
             try:
-                names = [n for n in os.listdir(self.dir) if n.endswith(".json") and n != SUMMARY]
-            except OSError:
+                names = [n for n in fs.listdir(self.dir) if n.endswith(".json") and n != SUMMARY]
+            except (OSError, Refused):  # no cache to list (none, or a link anima does not follow)
                 names = []
             for name in names:
-                sig = fs.signature(os.path.join(self.dir, name))
+                try:
+                    sig = fs.signature(os.path.join(self.dir, name))
+                except Refused as e:  # a link among the entries: no entry of ours, and left alone
+                    fs.went_without(e)
+                    continue
                 if sig is not None:
                     self.listed[os.path.join(self.dir, name)] = sig[0]
         return self.listed
@@ -123,7 +127,7 @@ class Summary:
         self.path = path
         self.changed = False
         try:
-            data = jsontext.loads(fs.read_bytes(path) or b"null")
+            data = jsontext.loads(fs.read_cache(path) or b"null")
             self.files = data["files"] if data.get("v") == CACHE_FORMAT and isinstance(data["files"], dict) else {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError, AnimaError):
             self.files = {}

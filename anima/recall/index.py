@@ -263,7 +263,7 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
 
 
 def _drop_builds(directory: str) -> None:
-    for leftover in os.listdir(directory):
+    for leftover in fs.listdir(directory):
         if leftover.startswith(f".{NAME}.") and ".build" in leftover:
             with contextlib.suppress(FileNotFoundError):
                 fs.remove(os.path.join(directory, leftover))
@@ -299,8 +299,11 @@ def _rebuild(directory: str, target: str, tmp: str, cold: list, jobs: int, progr
         con.commit()
     finally:
         con.close()
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
+    fd = fs.open_file(tmp, os.O_RDWR)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     fs.move(tmp, target, durable=True)
     return seen
 

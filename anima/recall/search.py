@@ -426,6 +426,7 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     `note` takes what the user should know about how (the index's coverage)."""
     import os
 
+    from anima.infra.errors import Refused
     from anima.recall import index, sources
 
     idx = None
@@ -433,6 +434,8 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
         try:
             idx = index.Open(home, cfg, sources.session_files(home, cfg))
         except index.Unusable as e:
+            warn(f"{e}; scanning the transcripts instead")
+        except Refused as e:  # the index is derived: a link in its place is no index, not a failed recall
             warn(f"{e}; scanning the transcripts instead")
     import sqlite3
 

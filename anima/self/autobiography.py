@@ -49,7 +49,7 @@ def parse(text: str, path: str) -> tuple[dict, str]:
 def names(home) -> list[str]:
     """Entry file names in order (by day, then by number)."""
     try:
-        found = [n for n in os.listdir(directory(home)) if ENTRY_NAME.fullmatch(n)]
+        found = [n for n in fs.listdir(directory(home)) if ENTRY_NAME.fullmatch(n)]
     except FileNotFoundError:
         return []
 

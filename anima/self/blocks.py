@@ -123,7 +123,7 @@ def read_all(blocks_dir: str) -> list[Block]:
 def revisions(blocks_dir: str, key: str) -> list[int]:
     """Numbers of the stored previous versions, oldest first."""
     try:
-        names = os.listdir(history_dir(blocks_dir, key))
+        names = fs.listdir(history_dir(blocks_dir, key))
     except FileNotFoundError:
         return []
     return sorted(int(m.group(1)) for m in map(_REV_FILE.match, names) if m)

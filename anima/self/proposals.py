@@ -61,7 +61,7 @@ def new_id(key: str, basis: str) -> str:
 def all_(home) -> list[tuple[dict, str]]:
     """(front matter, proposed body) of every proposal, by when it was proposed, then id."""
     try:
-        names = sorted(n for n in os.listdir(directory(home)) if n.endswith(".md") and ID.fullmatch(n[:-3]))
+        names = sorted(n for n in fs.listdir(directory(home)) if n.endswith(".md") and ID.fullmatch(n[:-3]))
     except FileNotFoundError:
         return []
     out = []

@@ -255,7 +255,7 @@ def _count_lines(text: str) -> int:
 
 def _tail(path: str, size: int) -> bytes:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = fs.open_file(path)
     except FileNotFoundError:
         return b""
     with os.fdopen(fd, "rb") as f:

@@ -145,6 +145,33 @@ def queue_lines(home):
         yield Line(OK, "dead letters", "none")
 
 
+def hook_lines(home):
+    """A warning for each hook dispatch would refuse to run for a reason other than a missing
+    exec bit (which is how a person keeps a hook off): it is not hers alone."""
+    from anima.infra.errors import AnimaError
+    from anima.pipeline import dispatch
+
+    try:
+        names = sorted(fs.listdir(home.path("hooks")))
+    except FileNotFoundError:
+        return
+    except (AnimaError, OSError) as e:
+        yield Line(WARN, "hooks", f"{e}; dispatch runs no hook", f"make {home.path('hooks')} a plain directory")
+        return
+    problem = dispatch.trust_problem(fs.status(home.path("hooks")), home.path("hooks"))
+    if problem:  # empty or not: anyone who may write there may put a hook there
+        yield Line(WARN, "hooks", f"{problem}; dispatch runs no hook from it",
+                   f"it must be yours and writable by no one else: chown, chmod go-w {home.path('hooks')}")
+        return
+    refused = [(n, p) for n in names if not n.startswith(".")
+               if (p := dispatch.hook_problem(home, n)) and "is not executable" not in p]
+    if refused:
+        name, why = refused[0]
+        yield Line(WARN, "hooks", f"{len(refused)} hook{'s' if len(refused) != 1 else ''} dispatch refuses to run "
+                   f"(first: {why})", "a hook must be a regular file of hooks/ with one link, yours, 0700; "
+                   "see anima-dispatch(1)")
+
+
 def tick_lines(home, now):
     heartbeat = fs.read_text(home.path("pipeline", "heartbeat", "tick.json"))
     try:
@@ -255,7 +282,7 @@ def run(home, now: float, environ=os.environ) -> list[Line]:
     lines.extend(more)
     if cfg is None:
         return lines
-    for more in (prompt_lines(home, now, environ), index_lines(home, cfg), queue_lines(home),
+    for more in (prompt_lines(home, now, environ), index_lines(home, cfg), queue_lines(home), hook_lines(home),
                  tick_lines(home, now), consolidate_lines(home, now), model_lines(home, cfg, now, environ)):
         lines.extend(more)
     return lines

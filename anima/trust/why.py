@@ -88,7 +88,7 @@ class Tracer:
             self._notes = {n.id: ("live, by " + meta.get(n.id, {}).get("author", "person"),
                                   f"{self.home.rel(store.file)}:{n.line}", n.text) for n in store.notes()}
             try:
-                months = sorted(os.listdir(store.archive_dir))
+                months = sorted(fs.listdir(store.archive_dir))
             except FileNotFoundError:
                 months = []
             for month in months:
