@@ -9,6 +9,8 @@ from importlib import resources
 # Line breaks other than \n that some readers (str.splitlines) would split on.
 _BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+# In a name nothing breaks a line either: a listing of names is one a line.
+_NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def text_lines(text: str) -> str:
@@ -51,6 +53,12 @@ def looks(text: str) -> str:
 def control_at(text: str) -> int | None:
     """Where the first control character that text_lines drops is in `text`, or None."""
     found = _CONTROL.search(text)
+    return found.start() if found else None
+
+
+def name_control_at(name: str) -> int | None:
+    """Where the first control character or line break is in the name `name`, or None."""
+    found = _NAME_CONTROL.search(name)
     return found.start() if found else None
 
 
