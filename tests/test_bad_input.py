@@ -175,3 +175,29 @@ def test_a_thought_s_control_characters_are_dropped(anima_bin, lived):
     assert r.returncode == 0, r.stderr
     now = (lived / "self" / "stream" / "now.md").read_text()
     assert "I wonder about[31m red." in now and "\x00" not in now and "\x1b" not in now
+
+
+LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{b}: &{b} [{', '.join(['*' + a] * 10)}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
+
+
+@pytest.mark.parametrize("front, why", [
+    ("x: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than 100 levels"),
+    ("x: " + "{\"a\": " * 300 + "1" + "}" * 300 + "\n", "nested deeper than 100 levels"),
+    ("".join(" " * i + f"k{i}:\n" for i in range(3000)) + " " * 3000 + "k: 1\n", "nested deeper than 100 levels"),
+    (LAUGHS, "more than 10000 values"),
+    ("when: 2026-02-30\n", "day is out of range for month"),
+    ("when: !!timestamp 99999-01-01\n", "a value YAML cannot construct"),
+])
+def test_a_front_matter_bomb_is_broken_front_matter_for_prompt_doctor_and_check(anima_bin, lived, front, why):
+    block = lived / "self" / "blocks" / "direction.md"
+    block.write_text("---\n" + front + "key: direction\n---\nI go on.\n")
+    before = snapshot(lived)
+    said = f"{block}: front matter is not valid YAML ({why})"
+    r = anima(anima_bin, "prompt")
+    assert (r.returncode, r.stdout, r.stderr.decode()) == (65, b"", f"anima: {said}\n")
+    r = anima(anima_bin, "doctor")
+    assert r.returncode == 1 and f"FAIL\tprompt\tanima prompt fails: {said}\t".encode() in r.stdout, r.stdout
+    r = anima(anima_bin, "check", "--only", "budget")
+    assert (r.returncode, r.stdout.decode()) == (1, f"budget\t-\t{said}\n")
+    assert snapshot(lived) == before

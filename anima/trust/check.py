@@ -24,7 +24,7 @@ import os
 import stat
 
 from anima.infra import fs
-from anima.infra.errors import Refused
+from anima.infra.errors import DataError, Refused
 
 TEXT_TREES = ("self", "notes", "facts")
 TEXT_SUFFIXES = (".md", ".jsonl", ".json", ".toml")
@@ -226,6 +226,8 @@ def run(home, cfg, only: list[str] | None = None) -> list[Finding]:
         if only is None or name in only:
             try:
                 found.extend(check(home, cfg))
-            except Refused as e:  # a link in the way: this check cannot look there, and says so
+            except (Refused, DataError) as e:
+                # a link in the way, or a file it reads that is broken (not UTF-8, bad front
+                # matter): this check cannot look there, and says so; the others go on
                 found.append(Finding(name, "-", str(e)))
     return found
