@@ -201,3 +201,56 @@ def test_a_front_matter_bomb_is_broken_front_matter_for_prompt_doctor_and_check(
     r = anima(anima_bin, "check", "--only", "budget")
     assert (r.returncode, r.stdout.decode()) == (1, f"budget\t-\t{said}\n")
     assert snapshot(lived) == before
+
+
+@pytest.mark.parametrize("when", ["8999-12-31T23:59:59Z", "8999-12-31T23:30:00Z"])
+def test_a_tick_at_the_end_of_the_years_writes_no_time_anima_refuses(anima_bin, lived, when):
+    import json
+
+    r = anima(anima_bin, "tick", env={"ANIMA_NOW": when})
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    rules = json.loads((lived / "pipeline" / "heartbeat" / "rhythm.json").read_text())["rules"]
+    assert {rule["next"] for rule in rules.values()} == {None}
+    assert rules["hourly"]["fired"] == "8999-12-31T23:00:00Z"
+    assert "no scheduled minute before 9000-01-01T00:00:00Z" in rules["hourly"]["note"]
+    for argv in (("tick",), ("check", "--only", "rhythm")):
+        r = anima(anima_bin, *argv, env={"ANIMA_NOW": when})
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b""), argv
+
+
+def test_a_rhythm_state_holding_a_time_past_the_years_is_reported_and_remade(anima_bin, lived):
+    import json
+
+    assert anima(anima_bin, "tick").returncode == 0
+    path = lived / "pipeline" / "heartbeat" / "rhythm.json"
+    state = json.loads(path.read_text())
+    state["rules"]["hourly"]["next"] = "9000-01-01T00:00:00Z"  # what an older anima wrote at 8999-12-31T23:59
+    path.write_text(json.dumps(state))
+    r = anima(anima_bin, "check", "--only", "rhythm")
+    assert (r.returncode, r.stdout.decode()) == (1, "rhythm\tpipeline/heartbeat/rhythm.json:hourly\tnext: "
+                                                    "'9000-01-01T00:00:00Z' is outside the years anima takes "
+                                                    "(1970 to 8999); the next tick makes it again\n")
+    r = anima(anima_bin, "doctor")
+    assert b"WARN\ttick\tpipeline/heartbeat/rhythm.json: rule hourly: next: '9000-01-01" in r.stdout
+    r = anima(anima_bin, "tick")
+    assert (r.returncode, r.stderr) == (0, b"")
+    assert json.loads(path.read_text())["rules"]["hourly"]["next"] == "2026-11-30T22:00:00Z"
+    assert anima(anima_bin, "check", "--only", "rhythm").returncode == 0
+
+
+def test_a_fired_time_past_the_years_fails_doctor_and_check_as_it_fails_tick(anima_bin, lived):
+    import json
+
+    assert anima(anima_bin, "tick").returncode == 0
+    path = lived / "pipeline" / "heartbeat" / "rhythm.json"
+    state = json.loads(path.read_text())
+    state["rules"]["hourly"].update(fired="9000-01-01T00:00:00Z", next="2026-11-30T21:00:00Z")
+    path.write_text(json.dumps(state))
+    before = snapshot(lived)
+    r = anima(anima_bin, "tick")
+    assert r.returncode == 65 and b"fired: '9000-01-01T00:00:00Z' is outside the years" in r.stderr
+    r = anima(anima_bin, "doctor")
+    assert r.returncode == 1 and b"FAIL\ttick\tpipeline/heartbeat/rhythm.json: rule hourly: fired: " in r.stdout
+    r = anima(anima_bin, "check", "--only", "rhythm")
+    assert r.returncode == 1 and b"rhythm\tpipeline/heartbeat/rhythm.json:hourly\tfired: '9000" in r.stdout
+    assert snapshot(lived) == before

@@ -15,7 +15,9 @@ Each check yields findings (check, where, what); none means the home is sound. T
 - mode: a file not 0600, a directory not 0700, or a symbolic link in the home.
 - stream: the self-stream's bookkeeping (pipeline/stream.jsonl) out of step with the stream:
   a roll that does not start the next generation, a record of a generation never started,
-  a record whose lines are not in now.md or the archive as it recorded them.
+  a record whose lines are not in now.md or the archive as it recorded them; a line torn
+  by a crash mid-append.
+- rhythm: a time in pipeline/heartbeat/rhythm.json that anima does not take.
 
 Findings never repeat private data: the detectors' descriptions mask it.
 """
@@ -209,6 +211,13 @@ def stream(home, cfg):
                                            f"in {'now.md' if r['gen'] == gen else 'the archive'} as recorded")
 
 
+def rhythm(home, cfg):
+    from anima.pipeline import rhythm as rules
+
+    for name, _, what in rules.problems(home):
+        yield Finding("rhythm", f"pipeline/heartbeat/rhythm.json:{name}", what)
+
+
 CHECKS = {
     "budget": budgets,
     "private": private_data,
@@ -217,6 +226,7 @@ CHECKS = {
     "stale": stale,
     "mode": modes,
     "stream": stream,
+    "rhythm": rhythm,
 }
 
 

@@ -153,6 +153,20 @@ def tick_lines(home, now):
         yield Line(WARN, "tick", "anima tick has never run: the rhythm and the loop are not wired",
                    "bin/anima-crontab | crontab -")
         return
+    from anima.infra.errors import DataError
+    from anima.pipeline import rhythm
+
+    try:
+        odd = rhythm.problems(home)
+    except DataError as e:
+        yield Line(FAIL, "tick", f"anima tick fails: {e}", "correct the file it names; see anima-home(5)")
+        return
+    if odd:  # the ones that stop tick first
+        rule, stops, what = sorted(odd, key=lambda p: not p[1])[0]
+        yield Line(FAIL if stops else WARN, "tick", f"pipeline/heartbeat/rhythm.json: rule {rule}: {what}",
+                   "correct the time it names (RFC 3339, 1970 to 8999); `anima check --only rhythm`" if stops
+                   else "anima tick")
+        return
     if now - at > TICK_LATE_SEC:
         yield Line(WARN, "tick", f"the last tick was {ago(now - at)}: is cron running it every minute?",
                    "bin/anima-crontab | crontab -")
