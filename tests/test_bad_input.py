@@ -178,7 +178,7 @@ def test_a_thought_s_control_characters_are_dropped(anima_bin, lived):
 
 
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{b}: &{b} [{', '.join(['*' + a] * 10)}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
+    f"{b}: &{b} [{', '.join(['*' + a] * 10)}]\n" for a, b in zip("abcdefgh", "bcdefghi", strict=True))
 
 
 @pytest.mark.parametrize("front, why", [

@@ -140,7 +140,8 @@ def problems(home) -> list[tuple[str, bool, str]]:
             try:
                 _when(entry if isinstance(entry, dict) else {}, key, path)
             except DataError as e:
-                then = "anima tick fails once the rule is due, until it is corrected" if key == "fired" else "the next tick makes it again"
+                then = ("anima tick fails once the rule is due, until it is corrected" if key == "fired"
+                        else "the next tick makes it again")
                 found.append((name, key == "fired", f"{str(e).removeprefix(path + ': ')}; {then}"))
     return found
 
