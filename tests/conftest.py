@@ -142,6 +142,18 @@ def act(home, command, params, trace="trace_t1", now=NOW_TS) -> str:
     return queues.Queue(Home(str(home)), "action").deliver(dispatch.action(command, params, now, trace))
 
 
+def by_hand(obj: dict, when: str) -> str:
+    """Put the event `obj` into inbox/pending as a host may by hand (maildir), without `anima
+    say` and its checks (a control character, say); its file name."""
+    from anima.infra import clock
+    from anima.infra.home import Home
+    from anima.pipeline import queues
+
+    payload = {k: v for k, v in obj.items() if k != "source_type"}
+    doc = queues.envelope(obj.get("source_type", "message"), "say", payload, "event", now=clock.parse(when, "when"))
+    return queues.Queue(Home(os.environ["ANIMA_HOME"]), "pending").deliver(doc)
+
+
 def write_hook(home, name, body):
     """An executable hooks/NAME with `body`."""
     hooks = home / "hooks"

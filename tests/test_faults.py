@@ -194,3 +194,39 @@ def test_an_import_onto_a_full_disk_is_74_naming_the_file_and_leaves_nothing(ani
     assert r.stderr.startswith(f"anima: {target}") and r.stderr.endswith(f": {why}\n"), r.stderr
     assert r.stderr.count("\n") == 1
     assert sorted(os.listdir(full_disk.mount)) == before  # no home, no staging directory
+
+
+@pytest.mark.parametrize("torn", ['{"gen": 0, "lines": [1', '{"gen": 0, "lines": [1, 4], "by": "th', "{"])
+def test_a_line_torn_by_a_kill_loses_no_later_decision_and_check_reports_it(anima_bin, home, torn):
+    """A kill mid-append leaves the bookkeeping's last line open; the next record used to be
+    glued onto it, and the decision it recorded was never seen by externalize."""
+    assert anima(anima_bin, "init", "--lang", "en").returncode == 0
+    assert anima(anima_bin, "think", "A long day.").returncode == 0
+    book = home / "pipeline" / "stream.jsonl"
+    with open(book, "a") as f:
+        f.write(torn)
+    r = anima(anima_bin, "think", "I decide to write in my diary: I finished the report.")
+    assert (r.returncode, r.stderr) == (0, "")
+    lines = book.read_text().split("\n")
+    assert lines[1] == torn and lines[2].startswith('{"gen": 0, "lines": [5, 8], "by": "think"') and lines[3] == ""
+    r = anima(anima_bin, "externalize")
+    assert (r.returncode, r.stderr) == (0, "")
+    [action] = [n for n in os.listdir(home / "pipeline" / "action_queue") if n.endswith(".json")]
+    assert '"I finished the report."' in (home / "pipeline" / "action_queue" / action).read_text()
+    assert anima(anima_bin, "dispatch").returncode == 0
+    assert "I finished the report." in (home / "self" / "diary" / "2026-11-30.md").read_text()
+    r = anima(anima_bin, "check", "--only", "stream")
+    assert (r.returncode, r.stdout) == (1, "stream\tpipeline/stream.jsonl:2\ta line torn by a crash mid-append, "
+                                           "no record: what it recorded is lost\n")
+
+
+def test_check_reports_a_torn_last_line_that_nothing_has_closed_yet(anima_bin, home):
+    assert anima(anima_bin, "init", "--lang", "en").returncode == 0
+    assert anima(anima_bin, "think", "A long day.").returncode == 0
+    with open(home / "pipeline" / "stream.jsonl", "a") as f:
+        f.write('{"gen": 0, "lines": [5, 8], "by": "think", "at": "2026-11-30T21:05:00Z"}')  # whole, but no \n
+    before = snapshot(home)
+    r = anima(anima_bin, "check", "--only", "stream")
+    assert (r.returncode, r.stdout) == (1, "stream\tpipeline/stream.jsonl:2\ta line torn by a crash mid-append, "
+                                           "no record: what it recorded is lost\n")
+    assert snapshot(home) == before

@@ -369,14 +369,17 @@ def test_sizes_no_disk_holds_are_refused_from_a_pipe_too(run, home, tmp_path, an
 
 @pytest.mark.parametrize("key, value, expect", [
     ("mtime", 1e300, "which is no time"),
-    ("mtime", float("nan"), "which is no time"),
+    ("mtime", float("nan"), "MANIFEST.json is not valid JSON (NaN is not JSON)"),
     ("mtime", -1, "which is no time"),
     ("mtime", "yesterday", "which is no time"),
     ("mtime", True, "which is no time"),
     ("size", 1e300, "is not a manifest"),
     ("size", -1, "is not a manifest"),
     ("size", True, "is not a manifest"),
-    ("mode", 1e300, "is not a path an anima home holds"),
+    ("mode", 1e300, "has mode 1e+300, which is no file mode"),
+    ("mode", float("nan"), "MANIFEST.json is not valid JSON (NaN is not JSON)"),
+    ("mode", "rwx", "has mode 'rwx', which is no file mode"),
+    ("mode", -1, "has mode -1, which is no file mode"),
 ])
 def test_an_absurd_manifest_value_is_bad_data(run, home, tmp_path, anima_bin, key, value, expect):
     make_home(run)
@@ -388,6 +391,36 @@ def test_an_absurd_manifest_value_is_bad_data(run, home, tmp_path, anima_bin, ke
         manifest["files"][0][key] = value
 
     _refused_bin(anima_bin, tmp_path, _with_manifest(members, absurd), expect)
+
+
+def test_a_manifest_nested_deep_is_bad_data_not_a_crash(run, home, tmp_path, anima_bin):
+    make_home(run)
+    archive = tmp_path / "a.tar.zst"
+    assert run("export", str(archive)).exit_code == 0
+    members = unpacked(archive.read_bytes())
+    data = b'{"format": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    head = tarfile.TarInfo("MANIFEST.json")
+    head.size = len(data)
+    message = _refused_bin(anima_bin, tmp_path, repacked([(head, data), *members[1:]]),
+                           "MANIFEST.json is not valid JSON (nested deeper than 100 levels)")
+    assert message == "anima: not an anima export: MANIFEST.json is not valid JSON (nested deeper than 100 levels)\n"
+
+
+@pytest.mark.parametrize("name", ["notes/a\nb.md", "notes/a\rb.md", "notes/a\x1b[31mb.md", "notes/a\x00b.md",
+                                  "notes/a\x85b.md", "notes/a\u2028b.md", "notes/a\tb.md"])
+def test_a_name_with_a_control_character_or_a_line_break_is_refused(run, home, tmp_path, anima_bin, name):
+    make_home(run)
+    archive = tmp_path / "a.tar.zst"
+    assert run("export", str(archive)).exit_code == 0
+    members = unpacked(archive.read_bytes())
+    i = next(i for i, (m, _) in enumerate(members) if m.name == "notes/notes.md")
+    members[i][0].name = name
+
+    def rename(manifest):
+        next(f for f in manifest["files"] if f["path"] == "notes/notes.md")["path"] = name
+
+    _refused_bin(anima_bin, tmp_path, _with_manifest(members, rename),
+                 f"manifest: {name!r} is not a path an anima home holds")
 
 
 @pytest.mark.parametrize("kind", ["symlink", "hardlink", "chardev", "blockdev", "fifo", "dotdot", "absolute"])

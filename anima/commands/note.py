@@ -6,6 +6,7 @@ import click
 
 from anima.commands._io import json_option, out, out_json, warn
 from anima.infra.errors import NotFound, Refused, UsageError
+from anima.infra.text import printable
 
 NOTE_SETTINGS = ("max_chars", "max_entries", "note_max_chars", "half_life_days", "dup_threshold", "inject",
                  "builtin_sensitive_words", "sensitive_words")
@@ -79,7 +80,7 @@ def list_(home, by, as_json, nul):
         if as_json:
             out_json(facts)
         else:
-            out(f"{note.id}\t{facts['heat']:.4f}\t{note.text}\n")
+            out(f"{note.id}\t{facts['heat']:.4f}\t{printable(note.text)}\n")
 
 
 @cli.command("heat")
@@ -107,7 +108,7 @@ def heat(home, note_id, explain):
     decay = 0.5 ** (f["idle_days"] / f["half_life_days"])
     weight = 1 + 0.5 * f["importance"]
     since = f"the last injection, {f['last_injected']}" if f["last_injected"] else f"creation, {f['created']}"
-    out(f"note        {f['id']}  {f['text']}\n"
+    out(f"note        {f['id']}  {printable(f['text'])}\n"
         f"hits        {f['hits']}  (injections into the prompt, at most one an hour)\n"
         f"idle_days   {f['idle_days']:.4f}  (since {since})\n"
         f"half_life   {f['half_life_days']}  (notes.half_life_days)\n"

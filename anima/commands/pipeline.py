@@ -19,8 +19,9 @@ def say(home, text, speaker, scene, as_json):
     takes one event object, or NDJSON of many: each the payload of what happened; a message
     needs "text" and "speaker"; "source_type" (message or system: an action's result is
     anima dispatch's alone to tell), "trace_id" and "ttl_sec" go into the envelope. Invalid
-    JSON or a missing field: exit 65, one line naming the line, and nothing written, not
-    even the valid ones.
+    JSON, a missing field, or a control character other than a tab or a line break in any
+    string of an event: exit 65, one line naming the line, and nothing written, not even
+    the valid ones.
     """
     from anima.infra import clock
     from anima.infra.errors import UsageError

@@ -65,7 +65,8 @@ def set_(home, key, force, file):
     Refused with exit 77, nothing written: an unknown or path-like key, an empty body, a
     body over self.block_max_chars, and without --force a locked block or a body that holds
     the user's private data (as a note would be refused for). The previous version is kept;
-    an unchanged body writes nothing.
+    an unchanged body writes nothing. Not UTF-8, or a control character other than a tab or
+    a line break (a NUL, an escape): exit 65, nothing written.
     """
     from anima.infra import clock, config
     from anima.notes import privacy

@@ -27,7 +27,8 @@ def append(home, session_id, role, text):
     most 1 MiB, trailing newlines dropped). The file sessions/ID.jsonl is created, header
     first, when it is new; concurrent appends never interleave. Refused with exit 77, nothing
     written: an ID that is not a plain name, empty text, or a session stored compressed.
-    Text that is not valid UTF-8 exits 65.
+    Text that is not valid UTF-8, or holds a control character other than a tab or a line
+    break (a NUL, an escape), exits 65.
     """
     from anima.infra import clock
     from anima.recall import append

@@ -34,11 +34,13 @@ def think(home, text):
     mine in pipeline/stream.jsonl (never in now.md). Prints nothing.
 
     Refused with exit 77, nothing written: empty, or over stream.thought_max_chars.
-    Not UTF-8: exit 65.
+    Not UTF-8, or a control character other than a tab or a line break (a NUL, an escape):
+    exit 65.
     """
     from anima.infra import clock
+    from anima.infra.text import plain
 
-    body = text_or_stdin(text, "think", INPUT_LIMIT)
+    body = plain(text_or_stdin(text, "think", INPUT_LIMIT), "a thought")
     _stream(home).append(body, "think", clock.now(), max_chars=_cfg(home)["stream.thought_max_chars"])
 
 

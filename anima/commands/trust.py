@@ -19,7 +19,11 @@ def check(home, only, as_json):
     autobiography entry whose source is gone or changed; `anima verify` tells which), mode
     (files 0600, directories 0700, no symbolic links), stream (pipeline/stream.jsonl in step
     with now.md and the archive: generations in order, every record's lines there as
-    recorded). Exit 1 when anything is found.
+    recorded, no line torn by a crash mid-append), rhythm (every time in
+    pipeline/heartbeat/rhythm.json one anima takes), text (a text file of the self, notes/
+    or facts/ that is not UTF-8, or holds a control character other than a tab or a line
+    break: anima prints it as U+FFFD). A file a check cannot read is a finding of that check.
+    Exit 1 when anything is found.
     Findings never repeat private data.
     """
     from anima.infra import config

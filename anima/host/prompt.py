@@ -13,6 +13,7 @@ from anima.infra import clock, fs, jsontext
 from anima.infra.config import SECTION_NAMES
 from anima.infra.digest import sha
 from anima.infra.errors import os_error_code, os_error_message
+from anima.infra.text import printable
 
 BUDGETED = ("notes", "profile", "conclusions", "habits")
 
@@ -111,7 +112,8 @@ def render(sections: list[Section], lang: str) -> str:
         if s.after:
             part += f"\n\n{s.after}"
         parts.append(part)
-    return "\n\n".join(parts) + "\n" if parts else ""
+    # a NUL or an escape a person edited into a file shows, and reaches no model or terminal
+    return printable("\n\n".join(parts) + "\n") if parts else ""
 
 
 class Context:

@@ -59,7 +59,11 @@ def parse(text: str, what: str, error=None) -> float:
             moment = moment.replace(tzinfo=timezone.utc)
         seconds = moment.timestamp()
     except (TypeError, ValueError, OverflowError):
-        raise (error or UsageError)(f"{what}: not an RFC 3339 time: {text!r}") from None
+        from anima.infra.text import undecodable
+
+        shown = undecodable(text) if isinstance(text, str) else None  # bytes from the environment, as \xNN
+        shown = repr(text) if shown is None else f"'{shown}'"
+        raise (error or UsageError)(f"{what}: not an RFC 3339 time: {shown}") from None
     if not EARLIEST <= seconds < LATEST:
         raise (error or UsageError)(f"{what}: {text!r} is outside the years anima takes (1970 to 8999)")
     return seconds

@@ -416,6 +416,8 @@ def _parse_file(path: str) -> dict:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: not valid TOML: {e}") from None
+        except RecursionError:  # tomllib recurses once per level of [[[...]]]
+            raise ConfigError(f"{path}: not valid TOML: nested deeper than Python reads") from None
         for key, value in _flatten(data).items():
             known = _lookup(key)
             if known is None:

@@ -35,9 +35,47 @@ def parse(text: str, path: str) -> tuple[dict, str] | None:
             where = getattr(e, "problem_mark", None)
             at = f" at line {where.line + 2}" if where else ""
             raise DataError(f"{path}: front matter is not valid YAML{at}") from None
+        except Exception as e:  # noqa: BLE001
+            # PyYAML's own constructors fail with whatever Python raises: ValueError for
+            # 2026-02-30, AttributeError for a bad !!timestamp, RecursionError for [[[...]]]
+            # a few hundred deep. A file a person edited is bad data, not a bug in anima.
+            raise DataError(f"{path}: front matter is not valid YAML ({_why(e)})") from None
+        _bounded(meta, path)
     if not isinstance(meta, dict):
         raise DataError(f"{path}: front matter must be a mapping of fields")
     return meta, "\n".join(lines[end + 1:])
+
+
+# Values in a block's front matter: a handful of fields, a list or two. YAML aliases let a few
+# lines stand for billions of values (each alias is the whole anchored value again), which
+# whatever walks the fields later (rendering, JSON, a doctor) would expand.
+MAX_VALUES = 10_000
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, RecursionError):
+        return f"nested deeper than {jsontext.MAX_DEPTH} levels"
+    if isinstance(e, ValueError) and str(e):  # Python's word for the value: "day is out of range for month"
+        return str(e).split("\n")[0]
+    return "a value YAML cannot construct"
+
+
+def _bounded(meta, path: str) -> None:
+    """Refuse fields nested deeper than JSON may be, or more values than a block has (counted
+    as a reader walks them: an alias as often as it is used); iteratively, so that no depth
+    costs stack."""
+    stack, seen = [(meta, 1)], 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            raise DataError(f"{path}: front matter is not valid YAML (more than {MAX_VALUES} values)")
+        if isinstance(item, (dict, list, set, tuple)):
+            if depth > jsontext.MAX_DEPTH:
+                raise DataError(f"{path}: front matter is not valid YAML (nested deeper than "
+                                f"{jsontext.MAX_DEPTH} levels)")
+            values = [*item.keys(), *item.values()] if isinstance(item, dict) else list(item)
+            stack.extend((v, depth + 1) for v in values)
 
 
 def document(text: str, path: str, what: str) -> tuple[dict, str]:

@@ -369,15 +369,20 @@ def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:
 
 def append(path: str, data: bytes | str, durable: bool = True) -> None:
     """Append `data` under an exclusive lock, so concurrent writers never interleave a line.
+    It starts on a line of its own: a file whose last line is open (a crash mid-append, a
+    hand edit) gets a line break first, so that the torn line stays torn and what is
+    appended now is read whole.
 
     `durable=False` skips the fsync, for logs whose last line a crash may lose."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    fd = open_file(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     CHANGED.add(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
+        if size and data[:1] != b"\n" and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
         try:
             _write_all(fd, data, durable)
         except OSError as e:  # a disk filled mid-line: cut back what was written, no torn line stays
@@ -509,11 +514,39 @@ def new_json_lines(path: str, offset: int) -> tuple[list[dict] | None, int]:
     for raw in data[:cut].split(b"\n"):
         try:
             value = jsontext.loads(raw)
-        except ValueError:
+        except ValueError:  # torn by a crash, and closed by the next append: its record is lost
             continue
         if isinstance(value, dict):
             out.append(value)
     return out, offset + cut
+
+
+def torn_lines(path: str) -> list[int]:
+    """The numbers of the lines of the JSON-lines file `path` that hold no JSON object (torn by
+    a crash mid-append, or a record an older anima glued onto one: not taken apart, a guess
+    could make a record up), the last line too when it has no line break; read under the
+    appenders' lock, so a line being written is not taken for torn."""
+    from anima.infra import jsontext
+
+    try:
+        fd = open_file(path)
+    except FileNotFoundError:
+        return []
+    with os.fdopen(fd, "rb") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_SH)
+        data = f.read()
+    found = []
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if number == len(lines) and raw == b"":
+            break
+        try:
+            whole = isinstance(jsontext.loads(raw), dict) and number < len(lines)
+        except ValueError:
+            whole = False
+        if not whole:
+            found.append(number)
+    return found
 
 
 def read_bytes(path: str) -> bytes | None:

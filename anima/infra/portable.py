@@ -35,7 +35,6 @@ in it, so there is no link in it to follow.
 import errno
 import hashlib
 import io
-import json
 import os
 import shutil
 import stat
@@ -43,8 +42,9 @@ import tarfile
 import tempfile
 
 from anima import __version__
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.errors import IOERR, AnimaError, Busy, DataError, Refused
+from anima.infra.text import name_control_at
 
 MANIFEST = "MANIFEST.json"
 FORMAT = "anima-export"
@@ -120,7 +120,7 @@ def export(root: str, out, now: float) -> dict:
     import zstandard
 
     manifest = inventory(root, now)
-    data = json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
+    data = jsontext.dumps(manifest, indent=1).encode("utf-8") + b"\n"
     with zstandard.ZstdCompressor(level=10).stream_writer(out, closefd=False) as z, \
             tarfile.open(fileobj=z, mode="w|", format=tarfile.PAX_FORMAT) as tar:
         info = tarfile.TarInfo(MANIFEST)
@@ -159,7 +159,8 @@ def _check_target(target: str) -> None:
 
 def _safe(name: str) -> bool:
     parts = name.split("/")
-    return bool(name) and not name.startswith("/") and "\\" not in name and \
+    # a line break or an escape in a name would split a listing of the home, or act on a terminal
+    return bool(name) and not name.startswith("/") and "\\" not in name and name_control_at(name) is None and \
         all(p not in ("", ".", "..") for p in parts) and not _left_out(name)
 
 
@@ -207,7 +208,10 @@ def _manifest(tar) -> tuple[dict, dict, dict]:
     if member is None or member.name != MANIFEST or not member.isfile() or member.size > 64 << 20:
         raise DataError(f"not an anima export: the first member is not {MANIFEST}")
     try:
-        manifest = json.loads(tar.extractfile(member).read())
+        manifest = jsontext.loads(tar.extractfile(member).read())
+    except ValueError as e:
+        raise DataError(f"not an anima export: {MANIFEST} is not valid JSON ({e.msg})") from None
+    try:
         if manifest.get("format") != FORMAT:
             raise ValueError("format")
         if manifest.get("version") != VERSION:
@@ -215,8 +219,11 @@ def _manifest(tar) -> tuple[dict, dict, dict]:
         dirs = {d["path"]: d for d in manifest["dirs"]}
         files = {f["path"]: f for f in manifest["files"]}
         for path, entry in [*dirs.items(), *files.items()]:
-            if not (isinstance(path, str) and _safe(path) and _whole(entry.get("mode"))):
+            if not (isinstance(path, str) and _safe(path)):
                 raise DataError(f"manifest: {path!r} is not a path an anima home holds")
+            if not _whole(entry.get("mode")):
+                raise DataError(f"manifest: {path!r} has mode {entry.get('mode')!r}, which is no file mode "
+                                "(refused; nothing written)")
             parts = path.split("/")
             inside = next(("/".join(parts[:k]) for k in range(1, len(parts)) if "/".join(parts[:k]) in files), None)
             if inside is not None:

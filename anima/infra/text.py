@@ -8,7 +8,11 @@ from importlib import resources
 
 # Line breaks other than \n that some readers (str.splitlines) would split on.
 _BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+# C0 and C1 controls but the tab and the line breaks: a NUL ends a C string, an ESC (or the
+# C1 CSI, U+009B) starts a terminal's escape sequence.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
+# In a name nothing breaks a line either: a listing of names is one a line.
+_NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def text_lines(text: str) -> str:
@@ -104,6 +108,32 @@ def looks(text: str) -> str:
 def control_at(text: str) -> int | None:
     """Where the first control character that text_lines drops is in `text`, or None."""
     found = _CONTROL.search(text)
+    return found.start() if found else None
+
+
+def plain(text: str, what: str) -> str:
+    """`text` with every kind of line break made \\n; DataError when it holds another control
+    character (a tab stays). The one check of text that enters the home (`what` it is, for
+    the message: "a note"), so that no NUL or escape reaches a file and every system prompt."""
+    text = _BREAKS.sub("\n", text)
+    where = control_at(text)
+    if where is not None:
+        from anima.infra.errors import DataError
+
+        raise DataError(f"{what} is plain text; this one holds the control character U+{ord(text[where]):04X} "
+                        f"at character {where + 1}")
+    return text
+
+
+def printable(text: str) -> str:
+    """`text` as it may be printed: every control character text_lines drops made U+FFFD, so a
+    NUL or an escape a person edited into a file reaches no terminal and no prompt, and shows."""
+    return _CONTROL.sub("\ufffd", text)
+
+
+def name_control_at(name: str) -> int | None:
+    """Where the first control character or line break is in the name `name`, or None."""
+    found = _NAME_CONTROL.search(name)
     return found.start() if found else None
 
 

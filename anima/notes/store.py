@@ -17,7 +17,7 @@ import re
 from anima.infra import clock, fs
 from anima.infra.digest import sha
 from anima.infra.errors import DataError, NotFound, Refused, os_error_code
-from anima.infra.text import control_at
+from anima.infra.text import plain
 from anima.notes import heat
 from anima.notes.heat import DEFAULT_IMPORTANCE
 
@@ -234,10 +234,7 @@ def check_note(text: str, cfg) -> str:
     text = fold(text)
     if not text:
         raise Refused("refusing an empty note")
-    where = control_at(text)
-    if where is not None:  # a NUL or an escape would go into notes.md and every system prompt
-        raise DataError(f"a note is plain text; this one holds the control character U+{ord(text[where]):04X} "
-                        f"at character {where + 1}")
+    plain(text, "a note")
     cap = cfg["notes.note_max_chars"]
     if len(text) > cap:
         raise Refused(f"note has {len(text)} characters, over the cap of {cap} (notes.note_max_chars)")

@@ -26,7 +26,7 @@ import re
 import stat
 import subprocess
 
-from anima.infra import clock, fs
+from anima.infra import clock, fs, jsontext
 from anima.infra.errors import SOFTWARE, AnimaError, DataError
 from anima.pipeline import queues
 
@@ -70,7 +70,7 @@ class Journal:
         self.done: set[str] = set()
         for line in (fs.read_text(self.path) or "").splitlines():
             try:
-                entry = json.loads(line)
+                entry = jsontext.loads(line)
             except ValueError:
                 continue  # a line torn by a crash: as if never written
             if isinstance(entry, dict) and isinstance(entry.get("id"), str):

@@ -12,6 +12,7 @@ same envelope, the event's trace id carried on.
 
 from anima.infra import jsontext
 from anima.infra.errors import DataError
+from anima.infra.text import plain
 from anima.pipeline import queues
 
 EVENT_TYPES = ("message", "system")
@@ -32,6 +33,7 @@ def event(obj, what: str, node: str, now: float) -> dict:
         for field in ("text", "speaker"):
             if not isinstance(payload.get(field), str) or not payload[field].strip():
                 raise DataError(f"{what}: a message needs \"{field}\" (a non-empty string)")
+    _plain(payload, what)
     trace_id = obj.get("trace_id")
     if trace_id is not None and (not isinstance(trace_id, str) or not trace_id):
         raise DataError(f"{what}: trace_id must be a non-empty string")
@@ -39,6 +41,24 @@ def event(obj, what: str, node: str, now: float) -> dict:
     if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 0):
         raise DataError(f"{what}: ttl_sec must be a whole number of seconds")
     return queues.envelope(source_type, node, payload, "event", trace_id, ttl, now=now)
+
+
+def _plain(payload: dict, what: str) -> None:
+    """Refuse a control character in any string of the event: internalize narrates its words
+    into now.md, and from there they reach every system prompt."""
+    stack = [payload]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                plain(item, "an event")
+            except DataError as e:
+                raise DataError(f"{what}: {e}") from None
 
 
 def parse_events(text: str, what: str, node: str, now: float) -> list[dict]:

@@ -118,6 +118,34 @@ def _when(entry: dict, key: str, path: str) -> float | None:
     return None if value is None else clock.parse(value, f"{path}: {key}", DataError)
 
 
+def _next(entry: dict, path: str) -> float | None:
+    """When the rule is next due; -inf (due now) when the file's "next" is no time anima takes.
+    "next" is only the cron arithmetic saved, made again from the rule whenever it is due: an
+    older anima wrote 9000-01-01 after the last minute of 8999, and refusing it here would stop
+    every tick for good."""
+    try:
+        return _when(entry, "next", path)
+    except DataError:
+        return float("-inf")
+
+
+def problems(home) -> list[tuple[str, bool, str]]:
+    """(rule, whether it stops tick, what) for each time in rhythm.json that anima does not
+    take: a "fired" stops tick (it is what keeps a minute from firing twice, and is never
+    guessed), a "next" the next tick makes again. DataError when the file is no rhythm state."""
+    path = home.path("pipeline", "heartbeat", "rhythm.json")
+    found = []
+    for name, entry in sorted(_load_state(path).items()):
+        for key in ("fired", "next"):
+            try:
+                _when(entry if isinstance(entry, dict) else {}, key, path)
+            except DataError as e:
+                then = ("anima tick fails once the rule is due, until it is corrected" if key == "fired"
+                        else "the next tick makes it again")
+                found.append((name, key == "fired", f"{str(e).removeprefix(path + ': ')}; {then}"))
+    return found
+
+
 def _trigger(name: str, at: float, lang: str, now: float) -> dict:
     """A rule's trigger. Its id is made from the rule and the scheduled minute, so a tick
     killed before it saved its state delivers the same file again, and preprocess passes it
@@ -139,7 +167,7 @@ def fire(home, rule_exprs: dict[str, str], catch_up_min: int, lang: str, now: fl
         if not isinstance(entry, dict) or entry.get("cron") != expr:
             due.append(name)
             continue
-        following = _when(entry, "next", path)
+        following = _next(entry, path)
         if following is not None and now >= following:
             due.append(name)
     if not due and set(state) <= set(rule_exprs):
@@ -164,6 +192,11 @@ def fire(home, rule_exprs: dict[str, str], catch_up_min: int, lang: str, now: fl
             following = latest if following is None else min(latest, following)
         new_state[name] = {"cron": expr, "fired": None if last_fired is None else clock.iso(last_fired),
                            "next": None if following is None else clock.iso(following)}
+        if following is not None and following >= clock.LATEST:
+            # never write a time anima would refuse to read back: the rule rests, and says why
+            new_state[name]["next"] = None
+            new_state[name]["note"] = (f"no scheduled minute before {clock.iso(clock.LATEST)}, "
+                                       "the end of the years anima takes")
     fs.atomic_write(path, json.dumps({"rules": new_state}, ensure_ascii=False, indent=1) + "\n")
     return fired
 

@@ -17,6 +17,7 @@ import re
 
 from anima.infra import clock, fs
 from anima.infra.errors import DataError, Refused, UsageError
+from anima.infra.text import plain
 from anima.recall import formats, sources, zstd
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
@@ -41,6 +42,7 @@ def append(home, session_id: str, role: str, text: str, now: float) -> tuple[str
         text.encode("utf-8")
     except UnicodeEncodeError as e:
         raise DataError(f"text: not valid UTF-8 (character {e.start})") from None
+    text = plain(text, "a turn")
     if not text.strip():
         raise Refused("empty text; nothing appended")
     directory = os.path.join(sources.home_root(home), "sessions")

@@ -24,6 +24,8 @@ results printed is read back from the transcripts afterwards.
 import math
 import time
 
+from anima.infra.text import printable
+
 K1 = 1.2
 B = 0.75
 TIERS = {"user": 0, "me": 1, "delegated": 2}
@@ -519,4 +521,4 @@ def as_json(r: Result) -> dict:
 
 
 def as_line(r: Result, width: int) -> str:
-    return f"{r.c.session}\t{r.c.line}\t{date(r.c.ts)}\t{r.c.who}\t{snippet(r.text, r.terms, width)}\n"
+    return f"{r.c.session}\t{r.c.line}\t{date(r.c.ts)}\t{r.c.who}\t{printable(snippet(r.text, r.terms, width))}\n"

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 from anima.infra import clock, frontmatter, fs
 from anima.infra.errors import DataError, NotFound, Refused
+from anima.infra.text import plain
 
 KEYS = (
     "existence_anchor",
@@ -149,7 +150,7 @@ def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, 
     premise (the body it was made against) no longer holds.
     """
     path = block_path(blocks_dir, key)
-    body = normalise(body)
+    body = normalise(plain(body, f"block {key}"))
     if not body.strip():
         raise Refused(f"{key}: refusing an empty body")
     if len(body) > max_chars:

@@ -26,7 +26,7 @@ import json
 import os
 import re
 
-from anima.infra import changeset, clock, fs, phrases
+from anima.infra import changeset, clock, fs, jsontext, phrases
 from anima.infra.digest import sha
 from anima.self import autobiography, blocks, proposals
 from anima.self.memories import TOPIC, topic_of
@@ -73,7 +73,7 @@ class Consolidator:
 
     def _cursor(self) -> dict:
         try:
-            c = json.loads(fs.read_text(self.cursor_path) or "")
+            c = jsontext.loads(fs.read_text(self.cursor_path) or "")
             return c if isinstance(c, dict) and isinstance(c.get("offset"), int) else {}
         except ValueError:
             return {}

@@ -38,7 +38,7 @@ between queueing and moving the cursor re-reads the line and finds its action th
 import json
 import os
 
-from anima.infra import clock, fs, phrases
+from anima.infra import clock, fs, jsontext, phrases
 from anima.infra.text import BIDI
 from anima.pipeline import queues
 from anima.stream import bookkeeping
@@ -165,7 +165,7 @@ class Externalizer:
 
     def cursor(self) -> tuple[int, int]:
         try:
-            c = json.loads(fs.read_text(self.cursor_path) or "")
+            c = jsontext.loads(fs.read_text(self.cursor_path) or "")
             return int(c["gen"]), int(c["line"])
         except (ValueError, KeyError, TypeError):
             return -1, 0
@@ -174,7 +174,7 @@ class Externalizer:
         """The last line reflected on: by the cursor file (a reflection that came to nothing
         moves it too) or by her last reflection's record."""
         try:
-            c = json.loads(fs.read_text(self.cursor_path) or "")["reflected"]
+            c = jsontext.loads(fs.read_text(self.cursor_path) or "")["reflected"]
             mark = (int(c[0]), int(c[1]))
         except (ValueError, KeyError, TypeError, IndexError):
             mark = (-1, 0)
@@ -366,7 +366,7 @@ class Externalizer:
 
 def _why(reason_path: str) -> str:
     try:
-        return str(json.loads(fs.read_text(reason_path) or "").get("why", ""))
+        return str(jsontext.loads(fs.read_text(reason_path) or "").get("why", ""))
     except (ValueError, AttributeError):
         return ""
 

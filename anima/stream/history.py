@@ -40,7 +40,7 @@ import os
 import stat
 import time
 
-from anima.infra import clock, digest, fs, phrases
+from anima.infra import clock, digest, fs, jsontext, phrases
 from anima.infra.errors import DataError, UsageError
 from anima.stream.now import Stream, clean, heading
 from anima.stream.quoting import name, quote
@@ -110,7 +110,7 @@ def messages(data: bytes, path: str) -> list[dict]:
     """The turns of a history file: [{"role", "text", "name", "at"}] (at: None if undated);
     DataError naming what is wrong."""
     try:
-        doc = json.loads(fs.decode(data, path))
+        doc = jsontext.loads(fs.decode(data, path))
     except ValueError as e:
         raise DataError(f"{path}: not valid JSON ({e})") from None
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list):

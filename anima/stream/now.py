@@ -33,7 +33,7 @@ import os
 import re
 import time
 
-from anima.infra import changeset, clock, fs
+from anima.infra import changeset, clock, fs, jsontext
 from anima.infra.digest import sha
 from anima.infra.errors import Busy, Refused
 from anima.infra.text import heading_like, text_lines
@@ -241,7 +241,7 @@ def _gens(data: bytes) -> list[int]:
     found = []
     for line in data.split(b"\n"):
         try:
-            record = json.loads(line)
+            record = jsontext.loads(line)
         except ValueError:
             continue
         if isinstance(record, dict) and isinstance(record.get("gen"), int) and not isinstance(record["gen"], bool):

@@ -15,7 +15,11 @@ Each check yields findings (check, where, what); none means the home is sound. T
 - mode: a file not 0600, a directory not 0700, or a symbolic link in the home.
 - stream: the self-stream's bookkeeping (pipeline/stream.jsonl) out of step with the stream:
   a roll that does not start the next generation, a record of a generation never started,
-  a record whose lines are not in now.md or the archive as it recorded them.
+  a record whose lines are not in now.md or the archive as it recorded them; a line torn
+  by a crash mid-append.
+- rhythm: a time in pipeline/heartbeat/rhythm.json that anima does not take.
+- text: a text file of the self, notes/, facts/ or config.toml that is not UTF-8, or holds a
+  control character (a NUL, an escape) a person edited into it; anima prints it as U+FFFD.
 
 Findings never repeat private data: the detectors' descriptions mask it.
 """
@@ -24,7 +28,7 @@ import os
 import stat
 
 from anima.infra import fs
-from anima.infra.errors import Refused
+from anima.infra.errors import DataError, Refused
 
 TEXT_TREES = ("self", "notes", "facts")
 TEXT_SUFFIXES = (".md", ".jsonl", ".json", ".toml")
@@ -120,6 +124,25 @@ def secrets(home, cfg):
                     yield Finding("secret", f"{home.rel(path)}:{number}", f"holds {privacy.describe(f)}")
 
 
+def texts(home, cfg):
+    from anima.infra.text import control_at
+
+    for path in _text_files(home):
+        try:
+            text = fs.read_text(path) or ""
+        except DataError as e:  # what reads it fails: prompt, if it is one of its files (doctor says so)
+            yield Finding("text", home.rel(path), f"{str(e).removeprefix(path + ': ')}: anima cannot read it")
+            continue
+        except Refused:
+            continue  # a link: the mode check reports it
+        for number, line in enumerate(text.split("\n"), 1):
+            where = control_at(line)
+            if where is not None:
+                yield Finding("text", f"{home.rel(path)}:{number}",
+                              f"the control character U+{ord(line[where]):04X} at character {where + 1}: "
+                              "anima prints it as U+FFFD; remove it")
+
+
 def contradictions(home, cfg):
     from anima.facts import store as facts
 
@@ -173,6 +196,9 @@ def stream(home, cfg):
     from anima.stream.now import Stream
 
     s = Stream(home)
+    for number in fs.torn_lines(s.book):
+        yield Finding("stream", f"{home.rel(s.book)}:{number}",
+                      "a line torn by a crash mid-append, no record: what it recorded is lost")
     records, _ = bookkeeping.Reader(s.book).read()
     # now.md's generation: the last a roll started (a record naming a higher one is wrong itself)
     gen = max((r["gen"] for r in records if r.get("by") == "roll" and isinstance(r.get("gen"), int)), default=0)
@@ -209,6 +235,13 @@ def stream(home, cfg):
                                            f"in {'now.md' if r['gen'] == gen else 'the archive'} as recorded")
 
 
+def rhythm(home, cfg):
+    from anima.pipeline import rhythm as rules
+
+    for name, _, what in rules.problems(home):
+        yield Finding("rhythm", f"pipeline/heartbeat/rhythm.json:{name}", what)
+
+
 CHECKS = {
     "budget": budgets,
     "private": private_data,
@@ -217,6 +250,8 @@ CHECKS = {
     "stale": stale,
     "mode": modes,
     "stream": stream,
+    "rhythm": rhythm,
+    "text": texts,
 }
 
 
@@ -226,6 +261,8 @@ def run(home, cfg, only: list[str] | None = None) -> list[Finding]:
         if only is None or name in only:
             try:
                 found.extend(check(home, cfg))
-            except Refused as e:  # a link in the way: this check cannot look there, and says so
+            except (Refused, DataError) as e:
+                # a link in the way, or a file it reads that is broken (not UTF-8, bad front
+                # matter): this check cannot look there, and says so; the others go on
                 found.append(Finding(name, "-", str(e)))
     return found

@@ -68,12 +68,12 @@ def home_lines(home):
 def config_lines(home) -> tuple[list[Line], dict | None]:
     """The config's lines, and the config (None when it cannot be read)."""
     from anima.infra import config
-    from anima.infra.errors import ConfigError
+    from anima.infra.errors import AnimaError
     from anima.self import blocks
 
     try:
         cfg = config.load(home.config)
-    except ConfigError as e:
+    except AnimaError as e:  # not TOML, a bad value (78), not UTF-8 (65): a row, not the end of the table
         return [Line(FAIL, "config", str(e),
                      "`anima config set KEY VALUE`, or edit config.toml (anima-config(5))")], None
     where = "config.toml" if os.path.exists(home.config) else "defaults (no config.toml)"
@@ -103,6 +103,20 @@ def prompt_lines(home, now, environ):
         yield Line(FAIL, "prompt", f"anima prompt fails: {os_error_message(e)}", "correct the file it names")
         return
     yield Line(OK, "prompt", f"anima prompt assembles {len(made.text)} characters")
+
+
+def text_lines(home):
+    """Whether the self's text files can be read, and hold no control character a person
+    edited in. Files prompt reads fail it (and the prompt line says so); the rest, such as
+    self/state.md, only the commands that read them: a WARN."""
+    from anima.trust import check
+
+    found = list(check.texts(home, None))
+    if found:
+        yield Line(WARN, "text", f"{len(found)} problem{'s' if len(found) != 1 else ''} in the self's text files "
+                   f"(first: {found[0].where}: {found[0].what})", "`anima check --only text` lists them; correct them")
+    else:
+        yield Line(OK, "text", "the self's text files are UTF-8, with no control characters")
 
 
 def index_lines(home, cfg):
@@ -179,6 +193,20 @@ def tick_lines(home, now):
     except Exception:
         yield Line(WARN, "tick", "anima tick has never run: the rhythm and the loop are not wired",
                    "bin/anima-crontab | crontab -")
+        return
+    from anima.infra.errors import DataError
+    from anima.pipeline import rhythm
+
+    try:
+        odd = rhythm.problems(home)
+    except DataError as e:
+        yield Line(FAIL, "tick", f"anima tick fails: {e}", "correct the file it names; see anima-home(5)")
+        return
+    if odd:  # the ones that stop tick first
+        rule, stops, what = sorted(odd, key=lambda p: not p[1])[0]
+        yield Line(FAIL if stops else WARN, "tick", f"pipeline/heartbeat/rhythm.json: rule {rule}: {what}",
+                   "correct the time it names (RFC 3339, 1970 to 8999); `anima check --only rhythm`" if stops
+                   else "anima tick")
         return
     if now - at > TICK_LATE_SEC:
         yield Line(WARN, "tick", f"the last tick was {ago(now - at)}: is cron running it every minute?",
@@ -282,7 +310,8 @@ def run(home, now: float, environ=os.environ) -> list[Line]:
     lines.extend(more)
     if cfg is None:
         return lines
-    for more in (prompt_lines(home, now, environ), index_lines(home, cfg), queue_lines(home), hook_lines(home),
-                 tick_lines(home, now), consolidate_lines(home, now), model_lines(home, cfg, now, environ)):
+    for more in (prompt_lines(home, now, environ), text_lines(home), index_lines(home, cfg), queue_lines(home),
+                 hook_lines(home), tick_lines(home, now), consolidate_lines(home, now),
+                 model_lines(home, cfg, now, environ)):
         lines.extend(more)
     return lines
