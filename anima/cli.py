@@ -36,6 +36,7 @@ COMMANDS = {
     "preprocess": ("anima.commands.pipeline:preprocess", "Move waiting events into message_queue, one envelope."),
     "tick": ("anima.commands.tick:cli", "Heartbeat for cron: fire due rhythm rules, expire old files, preprocess."),
     "dispatch": ("anima.commands.pipeline:dispatch", "Carry out waiting actions; each result becomes an event."),
+    "outbox": ("anima.commands.outbox:cli", "Take her replies for the host to send (NDJSON); --ack when sent."),
     "metrics": ("anima.commands.pipeline:metrics", "How Pool B is doing: queues, events, dispatch, model calls."),
     "route": ("anima.commands.pipeline:route", "Move files between queues by the topology in config.toml."),
     "queue": ("anima.commands.queue:cli", "Look into Pool B's queues; replay dead letters."),

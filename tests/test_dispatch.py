@@ -41,7 +41,11 @@ def test_builtins_and_their_results(run, inited, monkeypatch):
     results = events(inited)
     assert [(e["envelope"]["source_type"], e["envelope"]["trace_id"], e["payload"]["ok"]) for e in results] == \
         [("action", "trace_t1", True)] * 4
-    assert sorted(e["payload"]["command"] for e in results) == sorted(dispatch.BUILTINS)
+    assert sorted(e["payload"]["command"] for e in results) == sorted(set(dispatch.BUILTINS) - {"reply"})
+    # each result says what was done: the params to whom and what, never the citations
+    memory = next(e["payload"] for e in results if e["payload"]["command"] == "memory.write")
+    assert memory["params"] == {"topic": "about_alice", "text": "Alice likes rain."}
+    assert set(memory) == {"command", "ok", "action", "params", "result"}
 
 
 def test_unknown_and_refused_actions_go_to_dead_letter(run, inited):
@@ -237,3 +241,138 @@ def test_a_param_never_becomes_an_option_of_an_argv_program(run, inited, tmp_pat
     assert "would begin with '-'" in dead(inited)[name]["why"]
     act(inited, "reply", {"to": "alice", "text": "hi"})
     assert run("dispatch").exit_code == 0 and out.read_text() == "alice"
+
+
+# --- a list of actions, as the design writes an action file --------------------------------
+
+def act_list(home, items, trace="trace_t1", now=NOW_TS) -> str:
+    """An action file of the design's form, {"actions": [...]}; its file name."""
+    doc = queues.envelope("action", "externalize", {"actions": items}, "act", trace, now=now)
+    return queues.Queue(Home(str(home)), "action").deliver(doc)
+
+
+def journal(home):
+    return [json.loads(x) for x in (home / "pipeline" / "dispatch.journal").read_text().splitlines()]
+
+
+def cli(anima_bin, home, *args, input=None):
+    env = {**os.environ, "ANIMA_HOME": str(home)}
+    return subprocess.run([anima_bin, *args], env=env, input=input, capture_output=True, text=True)
+
+
+def test_a_list_of_three_actions_is_carried_out_in_order_once(anima_bin, inited):
+    name = act_list(inited, [
+        {"command": "diary.write", "params": {"text": "Alice asked about six."}},
+        {"command": "reply", "params": {"to": "Alice", "text": "See you at six.", "scene": "chat",
+                                        "cites": {"gen": 0, "lines": [3]}}},
+        {"command": "memory.write", "params": {"topic": "about_alice", "text": "Alice meets at six."}},
+    ])
+    fid = name[:-len(".json")]
+    r = cli(anima_bin, inited, "dispatch")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    # each item its own id (FILEID-N), journal lines in order, its own result event
+    assert [(j["id"], j["state"], j["command"]) for j in journal(inited)] == [
+        (f"{fid}-0", "begun", "diary.write"), (f"{fid}-0", "done", "diary.write"),
+        (f"{fid}-1", "begun", "reply"), (f"{fid}-1", "done", "reply"),
+        (f"{fid}-2", "begun", "memory.write"), (f"{fid}-2", "done", "memory.write")]
+    suffix = fid.split("_", 1)[1]
+    results = {e["envelope"]["id"]: e["payload"] for e in events(inited)}
+    assert sorted(results) == [f"event_{suffix}-{i}_done" for i in range(3)]
+    reply = results[f"event_{suffix}-1_done"]
+    assert reply == {"command": "reply", "action": f"{fid}-1", "ok": True,
+                     "params": {"to": "Alice", "text": "See you at six.", "scene": "chat"},
+                     "result": {"outbox": f"out_{suffix}-1"}}
+    assert all(e["envelope"]["trace_id"] == "trace_t1" for e in events(inited))
+    assert (inited / "self" / "diary" / "2026-11-30.md").read_text() == "## 21:05\n\nAlice asked about six.\n\n"
+    assert (inited / "self" / "memories" / "about_alice.md").read_text() == "Alice meets at six.\n\n"
+    assert os.listdir(inited / "pipeline" / "action_queue" / "done") == [name]
+    # run again: nothing is done twice
+    before = (journal(inited), len(events(inited)))
+    assert cli(anima_bin, inited, "dispatch").returncode == 0
+    assert (journal(inited), len(events(inited))) == before
+
+
+def test_a_malformed_item_fails_alone_and_a_retry_runs_only_it(run, inited, tmp_path):
+    name = act_list(inited, [
+        {"command": "diary.write", "params": {"text": "First."}},
+        "not an object",
+        {"command": 5},
+        {"command": "remind", "params": {"text": "water the plants"}},
+        {"command": "diary.write", "params": {"text": "Last."}},
+    ])
+    fid = name[:-len(".json")]
+    assert run("dispatch").exit_code == 0
+    [(dead_name, reason)] = dead(inited).items()
+    assert dead_name == name
+    assert reason["what"] == "payload.actions[1] (?), payload.actions[2] (?), payload.actions[3] (remind)"
+    assert reason["why"].startswith("payload.actions[1] must be an object {\"command\", \"params\"}; "
+                                    "payload.actions[2].command must name the command; "
+                                    "payload.actions[3]: unknown command 'remind'")
+    assert reason["why"].endswith("(the other 2 carried out; `anima queue retry` runs only the failed)")
+    outcomes = sorted((e["payload"]["action"], e["payload"]["ok"]) for e in events(inited))
+    assert outcomes == [(f"{fid}-0", True), (f"{fid}-1", False), (f"{fid}-2", False), (f"{fid}-3", False),
+                        (f"{fid}-4", True)]
+    assert (inited / "self" / "diary" / "2026-11-30.md").read_text() == "## 21:05\n\nFirst.\n\n## 21:05\n\nLast.\n\n"
+    # remind gets a hook; the retry carries out what failed, and nothing that was done
+    write_hook(inited, "remind", f"#!/bin/sh\ncat > {tmp_path / 'got'}\n")
+    assert run("queue", "retry", name).exit_code == 0
+    assert run("dispatch").exit_code == 0
+    got = json.loads((tmp_path / "got").read_text())  # the hook gets its item as one action
+    assert got["envelope"]["id"] == f"{fid}-3" and got["payload"] == {"command": "remind",
+                                                                        "params": {"text": "water the plants"}}
+    assert (inited / "self" / "diary" / "2026-11-30.md").read_text() == "## 21:05\n\nFirst.\n\n## 21:05\n\nLast.\n\n"
+    assert [j["state"] for j in journal(inited) if j["id"] == f"{fid}-3"] == ["begun", "failed", "begun", "done"]
+    assert [j["state"] for j in journal(inited) if j["id"] == f"{fid}-0"] == ["begun", "done"]
+
+
+@pytest.mark.parametrize("payload, why", [
+    ({"actions": []}, "payload.actions must be a non-empty list"),
+    ({"actions": "diary.write"}, "payload.actions must be a non-empty list"),
+    ({"actions": [{"command": "diary.write", "params": {"text": "x"}}], "command": "diary.write"},
+     "payload holds both \"actions\" and \"command\""),
+    ({"params": {"text": "x"}}, "payload.command must name the command (or payload.actions list the actions)"),
+    ({"command": None}, "payload.command must name the command"),
+])
+def test_a_file_that_holds_no_action_says_why_never_none(run, inited, payload, why):
+    doc = queues.envelope("action", "externalize", payload, "act", "trace_t1", now=NOW_TS)
+    name = queues.Queue(Home(str(inited)), "action").deliver(doc)
+    assert run("dispatch").exit_code == 0
+    reason = dead(inited)[name]
+    assert why in reason["why"] and "None" not in reason["what"] and reason["what"]
+    [event] = events(inited)
+    assert event["payload"]["ok"] is False and why in event["payload"]["error"]
+
+
+def test_kill_9_between_items_does_each_exactly_once(anima_bin, inited, tmp_path):
+    """dispatch killed right after the first item's effect, and again right after the second's
+    (a hook's: never run twice), then run to the end: each item carried out exactly once."""
+    from conftest import kill_when
+
+    effects = tmp_path / "effects"
+    write_hook(inited, "ping", f"#!/bin/sh\nsleep 0.2; echo ran >> {effects}\n")
+    name = act_list(inited, [
+        {"command": "diary.write", "params": {"text": "One."}},
+        {"command": "ping", "params": {"text": "two"}},
+        {"command": "memory.write", "params": {"topic": "lists", "text": "Three."}},
+    ])
+    fid = name[:-len(".json")]
+    env = {**os.environ, "ANIMA_HOME": str(inited)}
+    diary = inited / "self" / "diary" / "2026-11-30.md"
+    assert kill_when([anima_bin, "dispatch"], env, diary)  # killed after the first item's effect
+    queues.Queue(Home(str(inited)), "action").recover(0)   # as a later run does once the claim is old
+    assert kill_when([anima_bin, "dispatch"], env, effects)  # killed while the hook's item is begun
+    queues.Queue(Home(str(inited)), "action").recover(0)
+    r = cli(anima_bin, inited, "dispatch")
+    assert r.returncode == 0, r.stderr
+    assert diary.read_text() == "## 21:05\n\nOne.\n\n"
+    assert effects.read_text() == "ran\n"
+    assert (inited / "self" / "memories" / "lists.md").read_text() == "Three.\n\n"
+    done = [j["id"] for j in journal(inited) if j["state"] == "done"]
+    assert sorted(done) == sorted(set(done))
+    outcomes = {}
+    for e in events(inited):
+        outcomes.setdefault(e["payload"]["action"], []).append(e["payload"]["ok"])
+    assert outcomes[f"{fid}-0"] == [True] and outcomes[f"{fid}-2"] == [True]
+    # the hook was begun when killed: never run again, its item failed with the reason
+    assert outcomes[f"{fid}-1"] == [False]
+    assert "never run twice" in dead(inited)[name]["why"]

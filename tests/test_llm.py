@@ -463,7 +463,7 @@ def test_externalize_reflects_then_only_stated_decisions_act(run, home, model):
     (action,) = [json.loads(x) for x in r.stdout.splitlines()]
     assert action["payload"]["command"] == "reply"
     params = action["payload"]["params"]
-    assert params["to"] == "alice" and params["text"] == "yes, see you then"
+    assert params["to"] == "Alice" and params["text"] == "yes, see you then"
     lines = now_md(home).split("\n")
     n = params["cites"]["lines"][0]
     assert lines[n - 1] == "I decide to reply to Alice: “yes, see you then”"

@@ -10,7 +10,7 @@ from anima.commands._io import json_option, out, out_json, warn
 from anima.infra import fs, jsontext
 from anima.infra.errors import AnimaError, NotFound, UsageError
 
-NAMES = ("pending", "system", "message", "action", "rhythm", "dead")
+NAMES = ("pending", "system", "message", "action", "rhythm", "outbox", "dead")
 
 
 class QueueName(click.ParamType):

@@ -34,9 +34,10 @@ QUEUES = {
     "message": ("message_queue", "msg"),
     "action": ("action_queue", "act"),
     "rhythm": ("rhythm/triggers", "trigger"),
+    "outbox": ("outbox", "out"),  # her replies, for the host to take (anima outbox)
 }
 # pipeline/ directories that are anima's own and no queue of a route's
-RESERVED = frozenset({"dead_letter", "heartbeat", "inbox", "message_queue", "action_queue"})
+RESERVED = frozenset({"dead_letter", "heartbeat", "inbox", "message_queue", "action_queue", "outbox"})
 
 GITIGNORE = """\
 # Derived files: rebuildable, never the truth (anima-home(5)).

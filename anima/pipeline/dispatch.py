@@ -1,6 +1,11 @@
 """`anima dispatch`: carry out the actions in action_queue; each result becomes an event.
 
-An action's payload is {"command": NAME, "params": {...}}. Built-in commands:
+An action file's payload is one action, {"command": NAME, "params": {...}}, or as the design
+writes it a list, {"actions": [{"command", "params"}, ...]}: each item carried out once, in
+order, under the id FILEID-N (N its index), with its own journal lines and result; a
+malformed item fails alone. Built-in commands:
+- reply        {to, text[, scene, in_reply_to]}  the message into pipeline/outbox/ for the
+               host (anima.pipeline.outbox), unless [dispatch.commands] or hooks/ has reply
 - diary.write  {text}          append to self/diary/DATE.md (DATE of now, UTC)
 - state.update {text}          replace self/state.md
 - note.add     {text}          as `anima note add`, with every refusal
@@ -10,16 +15,17 @@ filled from the params, never through a shell), else an executable $ANIMA_HOME/h
 (the action JSON on stdin; exit 0 = done; only a regular file of hooks/ itself with an exec
 bit, no link, one hard link, owned by the user running anima and writable by no one else, in
 a hooks/ owned by that user and writable by no one else). Unknown or failing: the action
-goes to dead_letter/ with the reason.
+goes to dead_letter/ with the reason (a list with a failed item: the file, its reason
+naming each failed item; a retry carries out only those).
 
 Nothing twice: pipeline/dispatch.journal records each action id as begun and as done. An
 action begun but not done (a crash) is checked before it is run again: a built-in whose
 effect is already there is only recorded as done; a hook is never run twice (at most once).
 Every result, done or failed, goes to the inbox as an event of source_type "action" with the
-action's trace id, after the journal's first line for that action: her action becomes her
-experience, and internalize tells a result as hers only when the journal holds its action.
+action's trace id, after the journal's first line for that action, and says what was done
+(command, the params to/text/topic/scene): her action becomes her experience, and
+internalize tells a result as hers only when the journal holds its action.
 """
-
 import json
 import os
 import re
@@ -30,7 +36,8 @@ from anima.infra import clock, fs, jsontext
 from anima.infra.errors import SOFTWARE, AnimaError, DataError
 from anima.pipeline import queues
 
-BUILTINS = ("diary.write", "state.update", "note.add", "memory.write")
+BUILTINS = ("reply", "diary.write", "state.update", "note.add", "memory.write")
+OVERRIDABLE = ("reply",)  # a built-in an argv in [dispatch.commands] or hooks/NAME replaces
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 HOOK_TIMEOUT_SEC = 60
 
@@ -146,10 +153,24 @@ def _append_once(path: str, block: str, resumed: bool) -> None:
     fs.append(path, block)
 
 
-def run_builtin(home, cfg, command: str, params: dict, resumed: bool, when: float) -> dict:
+def run_builtin(home, cfg, command: str, params: dict, resumed: bool, when: float, action_id: str = "",
+                trace_id: str | None = None) -> dict:
     """Carry out a built-in; `when` (the action's time) dates a diary entry, so that a resumed
     action finds the block it may already have written."""
     now = when
+    if command == "reply":
+        from anima.pipeline import outbox
+
+        to = params.get("to")
+        if not isinstance(to, str) or not to.strip():
+            raise Failed("params.to must say to whom (a non-empty string)")
+        text = _text(params)
+        for key in ("scene", "in_reply_to"):
+            if params.get(key) is not None and not isinstance(params[key], str):
+                raise Failed(f"params.{key} must be a string")
+        # named after the action: a resumed one finds its message there and hands it over once
+        return {"outbox": outbox.deliver(home, action_id, {**params, "to": to.strip(), "text": text},
+                                         trace_id or queues.new_id("trace"), now)}
     if command == "diary.write":
         text = _text(params)
         path = home.path("self", "diary", clock.iso(now)[:10] + ".md")
@@ -270,8 +291,51 @@ def _hook(home, name: str) -> str:
     return home.path("hooks", name)
 
 
+SHOWN = ("to", "text", "topic", "scene")  # the params a result carries: to whom and what (never cites)
+
+
+def plan(file_id: str, payload: dict) -> tuple[list[tuple[str, object]], str | None]:
+    """The actions of a file as (id, action), and why the file as a whole is not actions
+    (None: it is). One action (payload.command/params) has the file's id; the items of
+    payload.actions have FILEID-N, N their index: the same however often the file is read."""
+    if "actions" not in payload:
+        if not isinstance(payload.get("command"), str):
+            return [], "payload.command must name the command (or payload.actions list the actions)"
+        return [(file_id, payload)], None
+    if "command" in payload:
+        return [], "payload holds both \"actions\" and \"command\": give a list of actions, or one"
+    items = payload["actions"]
+    if not isinstance(items, list) or not items:
+        return [], "payload.actions must be a non-empty list of {\"command\", \"params\"} objects"
+    return [(f"{file_id}-{i}", item) for i, item in enumerate(items)], None
+
+
+def _problem(where: str, item) -> str | None:
+    """Why one action (`where`: payload or payload.actions[N]) is malformed, or None."""
+    if not isinstance(item, dict):
+        return f"{where} must be an object {{\"command\", \"params\"}}"
+    if not isinstance(item.get("command"), str):
+        return f"{where}.command must name the command"
+    if not isinstance(item.get("params", {}), dict):
+        return f"{where}.params must be an object"
+    return None
+
+
+def _overridden(home, cfg, command: str) -> bool:
+    """Whether a person gave a built-in that may be overridden (reply) an argv or a hook: then
+    it runs, not the built-in (a hook that may not run fails the action, it is no fallback)."""
+    if command not in OVERRIDABLE:
+        return False
+    if command in cfg["dispatch.commands"]:
+        return True
+    try:
+        return fs.status(home.path("hooks", command)) is not None
+    except AnimaError:  # hooks/ a link or no directory: meant as hooks, and refused as such
+        return True
+
+
 def dispatch(home, cfg, now: float, by: str = "anima dispatch") -> dict:
-    """Carry out every waiting action at `now`; return counts."""
+    """Carry out every waiting action at `now`, each item of a list in order; return counts."""
     actions = queues.Queue(home, "action")
     inbox = queues.Queue(home, "pending")
     actions.recover()
@@ -281,53 +345,81 @@ def dispatch(home, cfg, now: float, by: str = "anima dispatch") -> dict:
     bugs: list[str] = []
     for name, doc in actions.take(by, now, malformed):
         env, payload = doc["envelope"], doc["payload"]
-        aid, command = env["id"], payload.get("command")
-        if journal.state.get(aid) == "done":
+        steps, whole = plan(env["id"], payload)
+        if whole:  # nothing in it is an action: it fails as one, under the file's id
+            steps = [(env["id"], payload)]
+        listed = "actions" in payload and not whole
+        failed: list[tuple[str, str]] = []
+        for index, (aid, item) in enumerate(steps):
+            where = f"payload.actions[{index}]" if listed else "payload"
+            why = whole or _problem(where, item)
+            command = item.get("command") if isinstance(item, dict) else None
+            params = item.get("params") or {} if isinstance(item, dict) and not why else {}
+            outcome, error = _carry_out(home, cfg, journal, inbox, name, doc, aid, command, params, why, now,
+                                        bugs, listed)
+            counts[outcome] += 1
+            if outcome == "failed":
+                named = command if isinstance(command, str) else None
+                failed.append((f"{where} ({named or '?'})" if listed else named or where,
+                               error if not listed or error.startswith(where) else f"{where}: {error}"))
+        if not failed:
             actions.finish(name)
-            counts["skipped"] += 1
             continue
-        resumed = journal.state.get(aid) == "begun"
-        try:
-            # begun before anything else: a result, even a refusal's, is hers only when the
-            # journal holds its action (anima internalize looks)
-            journal.mark(aid, "begun", command)
-            if not isinstance(command, str):
-                raise Failed("payload.command must name the command")
-            if not isinstance(payload.get("params", {}), dict):
-                raise Failed("payload.params must be an object")
-            if resumed and command not in BUILTINS:
-                raise Failed("was begun before a crash; a hook is never run twice")
-            if command in BUILTINS:
-                when = clock.parse(env["timestamp"], f"{name}: envelope.timestamp", DataError)
-                result = run_builtin(home, cfg, command, payload.get("params") or {}, resumed, when)
-            else:
-                result = run_configured(home, cfg, command, doc)
-        except Exception as e:
-            # whatever goes wrong carrying out one action ends it in dead_letter/, and the
-            # others go on: a refusal (a link where a file should be), a fault of the home
-            why = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else str(e)
-            if not isinstance(e, (Failed, AnimaError, OSError)):  # a bug of ours: said, after the others
-                why = f"internal error: {type(e).__name__}: {e}"
-                bugs.append(f"{name}: {why}")
-            attempt = journal.failures.get(aid, 0) + 1  # each failure its own event, a retry's too
-            _result(inbox, aid, f"failed{attempt}", env["trace_id"],
-                    {"command": command, "ok": False, "error": why, "action": aid}, now)
-            journal.mark(aid, "failed", command)
-            actions.fail(name, f"{command}", why, by, now)
-            counts["failed"] += 1
-            continue
-        # the result first (named after the action: delivered once however often we get here),
-        # then done: a crash in between repeats nothing and loses no result
-        _result(inbox, aid, "done", env["trace_id"], {"command": command, "ok": True, "result": result, "action": aid},
-                now)
-        journal.mark(aid, "done", command)
-        actions.finish(name)
-        counts["done"] += 1
+        what = ", ".join(w for w, _ in failed)
+        why = "; ".join(e for _, e in failed) if listed else failed[0][1]
+        if listed and len(failed) < len(steps):
+            why += f" (the other {len(steps) - len(failed)} carried out; `anima queue retry` runs only the failed)"
+        actions.fail(name, what, why, by, now)
     counts["failed"] += len(malformed)
     if bugs:
         raise AnimaError(f"dispatch: carrying out {bugs[0]} failed (a bug in anima; the action is in "
                          f"dead_letter/ and the others were carried out)", SOFTWARE)
     return counts
+
+
+def _carry_out(home, cfg, journal, inbox, name, doc, aid, command, params, malformed, now, bugs,
+               listed) -> tuple[str, str]:
+    """Carry out one action (`malformed`: why it cannot be, or None): ("done" | "failed" |
+    "skipped" (done before), why it failed). Its result goes to the inbox before the journal
+    says how it ended."""
+    env = doc["envelope"]
+    if journal.state.get(aid) == "done":
+        return "skipped", ""
+    resumed = journal.state.get(aid) == "begun"
+    shown = {k: params[k] for k in SHOWN if isinstance(params, dict) and k in params}
+    base = {"command": command, "action": aid, "params": shown}
+    try:
+        # begun before anything else: a result, even a refusal's, is hers only when the
+        # journal holds its action (anima internalize looks)
+        journal.mark(aid, "begun", command)
+        if malformed:
+            raise Failed(malformed)
+        builtin = command in BUILTINS and not _overridden(home, cfg, command)
+        if resumed and not builtin:
+            raise Failed("was begun before a crash; a hook is never run twice")
+        if builtin:
+            when = clock.parse(env["timestamp"], f"{name}: envelope.timestamp", DataError)
+            result = run_builtin(home, cfg, command, params, resumed, when, aid, env["trace_id"])
+        else:
+            # an item of a list reaches its hook as one action: the file's envelope under the item's id
+            single = {"envelope": {**env, "id": aid}, "payload": {"command": command, "params": params}}
+            result = run_configured(home, cfg, command, single if listed else doc)
+    except Exception as e:
+        # whatever goes wrong carrying out one action ends it, and the others go on: a
+        # refusal (a link where a file should be), a fault of the home
+        why = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else str(e)
+        if not isinstance(e, (Failed, AnimaError, OSError)):  # a bug of ours: said, after the others
+            why = f"internal error: {type(e).__name__}: {e}"
+            bugs.append(f"{name}: {why}")
+        attempt = journal.failures.get(aid, 0) + 1  # each failure its own event, a retry's too
+        _result(inbox, aid, f"failed{attempt}", env["trace_id"], {**base, "ok": False, "error": why}, now)
+        journal.mark(aid, "failed", command)
+        return "failed", why
+    # the result first (named after the action: delivered once however often we get here),
+    # then done: a crash in between repeats nothing and loses no result
+    _result(inbox, aid, "done", env["trace_id"], {**base, "ok": True, "result": result}, now)
+    journal.mark(aid, "done", command)
+    return "done", ""
 
 
 def _result(inbox: queues.Queue, action_id: str, outcome: str, trace_id: str, payload: dict, now: float) -> None:

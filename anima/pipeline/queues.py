@@ -36,6 +36,11 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{time.time_ns():020d}{os.urandom(4).hex()}"
 
 
+def plain_id(value) -> bool:
+    """Whether `value` may be an envelope id (it names files: never a path)."""
+    return isinstance(value, str) and _ID.fullmatch(value) is not None
+
+
 def envelope(source_type: str, source_node: str, payload: dict, prefix: str, trace_id: str | None = None,
              ttl_sec: int | None = None, *, now: float) -> dict:
     """A new envelope around `payload`; a trace id is made when none is carried over."""
@@ -153,10 +158,12 @@ class Queue:
     def finish(self, name: str) -> None:
         fs.move(os.path.join(self.dir, "cur", name), os.path.join(self._sub("done"), name))
 
-    def fail(self, name: str, what: str, why: str, by: str, now: float, claimed: bool = True) -> None:
+    def fail(self, name: str, what, why: str, by: str, now: float, claimed: bool = True) -> None:
         """Move a file to dead_letter/ beside its reason (written first: a crash between the
         two leaves a reason whose file is still in its queue, never a file with no reason)."""
         fs.ensure_dir(self.dead)
+        if not isinstance(what, str) or not what.strip() or what == "None":  # never a reason about nothing
+            what = name
         reason = {"what": what, "why": why, "when": clock.iso(now), "by": by, "queue": self.name}
         fs.atomic_write(os.path.join(self.dead, name + ".reason"), json.dumps(reason, ensure_ascii=False) + "\n")
         source = os.path.join(self.dir, "cur", name) if claimed else os.path.join(self.dir, name)

@@ -20,8 +20,9 @@ control (U+202A-202E, U+2066-2069, U+200E, U+200F, U+061C) is dead-lettered, "un
 shown in another order than it is compared in, it could show others' words as hers.
 
 reply is answered from the event: the latest internalized message whose speaker is NAME
-(compared as internalize keys it: folded, any case) gives the trace id, the scene and the
-event id; nobody of that name has spoken -> unjustified.
+(compared as internalize keys it: folded, any case) gives the trace id, the scene, the
+event id and params.to, the speaker as the event named them (its record's "from"); nobody
+of that name has spoken -> unjustified.
 
 Every action's params.cites = {"gen", "lines": [n]} names the line that decided it; `justify`
 re-reads that line before the action is queued: it must lie in a think record whose lines
@@ -193,7 +194,8 @@ class Externalizer:
                 why = f"nobody called {fold(d['name'], NAME_MAX)!r} has spoken to me"
             else:
                 trace = heard["trace_id"]
-                params["to"] = key
+                # as the host named them (a record before "from" was kept: her key for them)
+                params["to"] = heard["from"] if isinstance(heard.get("from"), str) else key
                 for field, name in (("scene", "scene"), ("event", "in_reply_to")):
                     if isinstance(heard.get(field), str):
                         params[name] = heard[field]

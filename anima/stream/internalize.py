@@ -57,6 +57,7 @@ class Book:
         self.journal = bookkeeping.Reader(self.journal_path)
         self.narrated: set[str] = set()
         self.heard: dict[str, float] = {}  # speaker key -> when last heard (event time)
+        self.names: dict[str, str] = {}  # speaker key -> how she named them last
         self.last: dict | None = None
         self.gen = 0
         self.begun: dict[str, dict] = {}  # event -> its last journal line
@@ -64,7 +65,7 @@ class Book:
     def refresh(self) -> None:
         records, replaced = self.records.read()
         if replaced:  # the bookkeeping was replaced: what was read of it stands for nothing
-            self.narrated, self.heard, self.last, self.gen = set(), {}, None, 0
+            self.narrated, self.heard, self.names, self.last, self.gen = set(), {}, {}, None, 0
         for record in records:
             if isinstance(record.get("gen"), int):
                 self.gen = max(self.gen, record["gen"])  # a late record keeps its older one
@@ -78,6 +79,8 @@ class Book:
                     continue
                 key = record["speaker"]
                 self.heard[key] = max(when, self.heard.get(key, when))
+                if isinstance(record.get("name"), str):
+                    self.names[key] = record["name"]
 
     def journaled(self, key: str) -> dict | None:
         """The last journal line for `key`, read incrementally like the records."""
@@ -104,8 +107,9 @@ _COMMAND = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
 
 
 def deed(payload: dict) -> dict:
-    """What a record keeps of her action's result: its command, whether it was done, and the
-    topic of a memory she wrote (what consolidate tells of her day from)."""
+    """What a record keeps of her action's result: its command, whether it was done, the
+    topic of a memory she wrote (what consolidate tells of her day from), and to whom she
+    replied (as internalize keys a speaker)."""
     command = payload.get("command")
     out = {"command": command if isinstance(command, str) and _COMMAND.fullmatch(command) else None,
            "ok": payload.get("ok") is True}
@@ -114,34 +118,65 @@ def deed(payload: dict) -> dict:
     if out["command"] == "memory.write" and isinstance(path, str) and path.endswith(".md") \
             and TOPIC.fullmatch(os.path.basename(path)[:-3]):
         out["topic"] = os.path.basename(path)[:-3]
+    to = _params(payload).get("to")
+    if out["command"] == "reply" and isinstance(to, str) and to.strip():
+        out["to"] = speaker_key(to)
     return out
 
 
-def narrate_action(payload: dict, lang: str, qmax: int) -> list[str]:
+def _params(payload: dict) -> dict:
+    """The params a result says the action had (to, text, topic, scene), strings only."""
+    params = payload.get("params") if isinstance(payload.get("params"), dict) else {}
+    return {k: v for k, v in params.items() if isinstance(v, str) and v.strip()}
+
+
+def narrate_action(payload: dict, lang: str, qmax: int, names: dict | None = None) -> list[str]:
+    """Her action's result as her own deed, with what it was: to whom she replied and what
+    she said, what she wrote (her words quoted, as anyone's are); a failure as her attempt
+    and its reason. `names`: how she names a speaker, by key (else the name as the action has
+    it). What a command printed is told, quoted, only for a command that is none of her known
+    deeds: a deed told with its content needs no word from the program that carried it out,
+    and a program's output is never someone answering her."""
     def say(key, **values):
         return phrases.say(lang, "action", key, **values)
 
     command = payload.get("command")
     command = command if isinstance(command, str) and _COMMAND.fullmatch(command) else None
-    done, trying = (phrases.word(lang, "action", k) for k in ("done", "trying"))
+    params = _params(payload)
+    done, told, trying = (phrases.word(lang, "action", k) for k in ("done", "told", "trying"))
+    text = quote(params["text"], lang, qmax) if "text" in params else None
+    who = where = None
+    if command == "reply" and "to" in params:
+        who = (names or {}).get(speaker_key(params["to"])) or name(params["to"], lang)
+        where = name(params["scene"], lang) if "scene" in params else None
+    result = payload.get("result") if isinstance(payload.get("result"), dict) else {}
+    topic = params.get("topic")
+    if command == "memory.write" and isinstance(result.get("path"), str) and result["path"].endswith(".md"):
+        topic = os.path.basename(result["path"])[:-3]  # the file written says it best
+    topic = topic if command == "memory.write" and isinstance(topic, str) and TOPIC.fullmatch(topic) else None
     if payload.get("ok") is True:
-        result = payload.get("result") if isinstance(payload.get("result"), dict) else {}
-        if command == "memory.write" and isinstance(result.get("path"), str):
-            topic = os.path.basename(result["path"])[:-3] if result["path"].endswith(".md") else ""
-            if TOPIC.fullmatch(topic):
-                return [say("memory_about", topic=topic)]
+        if who and text:
+            return [say("replied_in", who=who, where=where, said=text) if where
+                    else say("replied", who=who, said=text)]
+        if topic:
+            return [say("memory_said", topic=topic, said=text) if text else say("memory_about", topic=topic)]
+        if command in told and text:
+            return [told[command].format(said=text)]
         if command in done:
-            sentence = done[command]
-        else:
-            sentence = say("did", command=command) if command else say("did_something")
-        out = [sentence]
+            return [done[command]]
         stdout = result.get("stdout")
-        if isinstance(stdout, str) and stdout.strip():
-            out.append(say("answered", stdout=quote(stdout, lang, qmax)))
-        return out
+        if command and isinstance(stdout, str) and stdout.strip():
+            return [say("printed", command=command, stdout=quote(stdout, lang, qmax))]
+        return [say("did", command=command) if command else say("did_something")]
     error = payload.get("error")
     error = error if isinstance(error, str) and error.strip() else say("no_reason")
-    what = trying[command] if command in trying else say("run", command=command) if command else say("something")
+    if who:
+        what = say("reply_to_in", who=who, where=where) if where else say("reply_to", who=who)
+    elif topic:
+        what = say("memory_trying", topic=topic)
+    else:
+        what = trying[command] if command in trying else say("run", command=command) if command \
+            else say("something")
     return [say("failed", what=what, error=quote(error, lang, qmax))]
 
 
@@ -178,6 +213,7 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
         sentences.append(say("said_in", who=who, where=where, said=said) if where else say("said", who=who, said=said))
         key = speaker_key(speaker)
         extra["speaker"], extra["name"] = key, who  # how she knows them, how she names them
+        extra["from"] = fold(speaker, NAME_MAX)  # as the host named them: where a reply goes, case and all
         extra["said"] = sum(map(is_quoted, (who, where)))  # which quotation of the line is their words
         if where:  # where a reply to this message goes (anima externalize)
             extra["scene"] = fold(scene, NAME_MAX)
@@ -207,11 +243,12 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
         if why:
             raise DataError(f"an action result that is not the one anima dispatch wrote ({why}): "
                             "only anima dispatch tells of what she did")
-        sentences.extend(narrate_action(payload, lang, qmax))
+        sentences.extend(narrate_action(payload, lang, qmax, book.names))
         extra.update(deed(payload))
         head = len(sentences)
         result = payload.get("result") if isinstance(payload.get("result"), dict) else {}
-        theirs += [payload.get("error"), result.get("stdout")]
+        # her words are quoted in the sentence too: a model may not repeat them outside quotation
+        theirs += [payload.get("error"), result.get("stdout"), *_params(payload).values()]
     elif kind == "system":
         text = payload.get("text")
         theirs.append(text)
@@ -219,7 +256,9 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
                          else say("system_plain"))
     else:
         raise DataError(f"source_type {kind!r}: not an event internalize narrates")
-    if book.last and book.last.get("by") in ("think", "externalize") and book.last.get("gen") == book.gen:
+    # her own deed follows her own thought: it breaks into nothing
+    if kind != "action" and book.last and book.last.get("by") in ("think", "externalize") \
+            and book.last.get("gen") == book.gen:
         try:
             since = at - clock.parse(book.last.get("at", ""), "at", DataError)
         except DataError:
