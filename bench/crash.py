@@ -20,8 +20,9 @@ after queues.CLAIM_TIMEOUT_SEC; the bench does not wait five minutes but calls t
 Then (`audit`):
 
 - lost: a decision of hers ("I decide ...") that is not exactly one action, done or in
-  dead_letter/ with its reason; an event not narrated; a deed of hers not narrated; a file
-  left waiting or claimed;
+  dead_letter/ with its reason; an item of a host's action list (the design's form, three
+  actions a file) with no effect, its items begun out of order; an event not narrated; a
+  deed of hers not narrated; a file left waiting or claimed;
 - repeated: an action done twice in pipeline/dispatch.journal, a hook's side effect or a
   diary entry or a memory written twice, an event narrated twice;
 - stream: a record whose lines are nowhere in now.md or the archive as recorded, or
@@ -110,6 +111,7 @@ class World:
         self.decisions: list[tuple[str, str]] = []
         self.fact = ""
         self.forget_line = 0
+        self.lists: list[str] = []  # the ids of the action files of the design's form, a list each
         self._k = 0
 
     def say(self, count: int, preprocess: bool = True) -> None:
@@ -134,6 +136,22 @@ class World:
                 stream.append(f"Thinking of the day, thought {self._k}.\n{line}", "think", at + self._k)
                 self.decisions.append((command, text))
                 self._k += 1
+
+    def act_lists(self, count: int) -> None:
+        """`count` action files of three actions each ({"actions": [...]}, as the design writes
+        them): a diary entry, a reply by hook (an effect outside anima), a memory."""
+        from anima.infra import clock
+        from anima.infra.home import Home
+        from anima.pipeline import queues
+
+        queue = queues.Queue(Home(self.home), "action")
+        with umask(0o077):
+            for _ in range(count):
+                k = len(self.lists)
+                items = [{"command": c, "params": p} for c, p in list_items(k)]
+                doc = queues.envelope("action", "host", {"actions": items}, "act", now=clock.parse(NOW, "NOW"))
+                queue.deliver(doc)
+                self.lists.append(doc["envelope"]["id"])
 
     def build(self) -> "World":
         home = self.home
@@ -163,9 +181,16 @@ class World:
         self.think(n)  # not yet read
         self.say(n)  # waiting in message_queue
         self.say(n // 2, preprocess=False)  # waiting in the inbox
+        self.act_lists(max(1, n // 4))  # a host's action files of the design's form, not yet carried out
         with open(os.path.join(home, "self", "stream", "now.md"), encoding="utf-8") as f:
             self.forget_line = next(i for i, line in enumerate(f, 1) if message(n) in line)
         return self
+
+
+def list_items(k: int) -> list[tuple[str, dict]]:
+    """The three actions of the k-th list file: (command, params)."""
+    return [("diary.write", {"text": f"lst{k:04d}a."}), ("reply", {"to": "Alice", "text": f"lst{k:04d}b"}),
+            ("memory.write", {"topic": "about_alice", "text": f"lst{k:04d}c."})]
 
 
 def events(ks) -> str:
@@ -395,6 +420,7 @@ def audit(world: World, case: Case, home: str, landed: bool) -> list[tuple[str, 
                                    and isinstance(r.get("event"), str))
     problems = [("repeated", f"event {key} narrated {n} times") for key, n in narrated.items() if n > 1]
     problems += decisions_kept(world, case, home, landed, narrated)
+    problems += lists_kept(world, home, narrated)
     problems += events_kept(world, case, home, landed, narrated)
     problems += stream_in_step(home, records)
     for where in ("inbox/pending", "message_queue", "action_queue"):
@@ -416,6 +442,8 @@ def decisions_kept(world, case, home, landed, narrated) -> list[tuple[str, str]]
         for name in listdir(os.path.join(pipeline, where)):
             if name.startswith("act_") and name.endswith(".json"):
                 doc = read_json(os.path.join(pipeline, where, name))
+                if "actions" in doc.get("payload", {}):
+                    continue  # a list: lists_kept
                 params = doc.get("payload", {}).get("params", {})
                 found[(doc["payload"].get("command"), params.get("text"))].append((where, doc["envelope"]["id"]))
     journal = collections.Counter(e.get("id") for e in json_lines(os.path.join(pipeline, "dispatch.journal"))
@@ -454,6 +482,43 @@ def decisions_kept(world, case, home, landed, narrated) -> list[tuple[str, str]]
             if written != 1:
                 problems.append(("lost" if written == 0 else "repeated",
                                  f"{command} {text!r} done, its effect there {written} times"))
+    return problems
+
+
+def lists_kept(world, home, narrated) -> list[tuple[str, str]]:
+    """Each action file of the design's form done (or dead-lettered with the reason of the
+    items that failed), each of its items carried out exactly once in the journal's order,
+    its effect once, its result narrated; a hook begun before a crash never run again (its
+    item failed, its reason in the file's)."""
+    pipeline = os.path.join(home, "pipeline")
+    effects = collections.Counter(read_text(os.path.join(home, "..", "effects.log")).split())
+    diary = "".join(read_text(p) for p in files(os.path.join(home, "self", "diary")))
+    memories = "".join(read_text(p) for p in files(os.path.join(home, "self", "memories")))
+    journal = json_lines(os.path.join(pipeline, "dispatch.journal"))
+    problems = []
+    for k, fid in enumerate(world.lists):
+        where = [w for w in ("action_queue", "action_queue/cur", "action_queue/done", "dead_letter")
+                 if os.path.exists(os.path.join(pipeline, w, fid + ".json"))]
+        if where not in (["action_queue/done"], ["dead_letter"]):
+            problems.append(("lost", f"the list {fid} is in {where or 'no queue'} after the loop"))
+            continue
+        why = str(read_json(os.path.join(pipeline, "dead_letter", fid + ".json.reason")).get("why", "")) \
+            if where == ["dead_letter"] else ""
+        begun = [e["id"] for e in journal if e.get("state") == "begun" and str(e.get("id")).startswith(fid + "-")]
+        if sorted(dict.fromkeys(begun)) != list(dict.fromkeys(begun)):
+            problems.append(("lost", f"the list {fid}: its items begun out of order ({begun})"))
+        for i, (command, params) in enumerate(list_items(k)):
+            aid = f"{fid}-{i}"
+            written = {"diary.write": diary.count(params["text"]), "memory.write": memories.count(params["text"]),
+                       "reply": effects.get(aid, 0)}[command]
+            never_twice = command == "reply" and f"payload.actions[{i}]: was begun before a crash" in why
+            if written > 1:
+                problems.append(("repeated", f"{aid} ({command}) done, its effect there {written} times"))
+            elif written == 0 and not never_twice:
+                problems.append(("lost", f"{aid} ({command}) of the list {fid}: no effect"))
+            outcome = "failed1" if never_twice else "done"
+            if narrated.get("event_" + aid.split("_", 1)[1] + "_" + outcome, 0) != 1:
+                problems.append(("lost", f"the deed of {aid} ({command}, {outcome}) is not narrated"))
     return problems
 
 

@@ -107,3 +107,21 @@ def test_a_message_never_narrated_is_lost(world, table, lived, tmp_path):
     found = crash.audit(world, table["dispatch"], lived, landed=False)
     assert {kind for kind, _ in found} == {"lost"}
     assert any("never reached message_queue/done" in what for _, what in found)
+
+
+def test_the_audit_finds_an_item_of_a_list_repeated(world, table, lived):
+    memories = os.path.join(lived, "self", "memories", "about_alice.md")
+    with open(memories, "a") as f:
+        f.write("lst0000c.\n\n")
+    found = crash.audit(world, table["dispatch"], lived, landed=False)
+    assert [what for kind, what in found if kind == "repeated"] == \
+        [f"{world.lists[0]}-2 (memory.write) done, its effect there 2 times"]
+
+
+def test_the_audit_finds_an_item_of_a_list_lost(world, table, lived):
+    effects = os.path.join(lived, "..", "effects.log")
+    with open(effects) as f:
+        kept = [line for line in f if line.strip() != f"{world.lists[0]}-1"]
+    with open(effects, "w") as f:
+        f.writelines(kept)
+    assert kinds(world, table, lived) == {"lost"}
