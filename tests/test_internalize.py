@@ -159,6 +159,81 @@ def test_action_results(run, home):
     ]
 
 
+DEEDS = {
+    "en": ["I replied to Alice: “See you at six.”.",
+           "I wrote in my diary: “A quiet evening.”.",
+           "I updated my state: “calm”.",
+           "I added a note to myself: “I wait before I answer.”.",
+           "I wrote down a memory about about_alice: “Alice meets at six.”.",
+           "I tried to reply to Bob, but it failed: “params.text must be a non-empty string”.",
+           "I tried to run memory.writ, but it failed: “unknown command 'memory.writ'"],
+    "zh": ["我回复了 Alice：「See you at six.」。",
+           "我写了日记：「A quiet evening.」。",
+           "我更新了我的状态：「calm」。",
+           "我给自己记了一条笔记：「I wait before I answer.」。",
+           "我记下了关于 about_alice 的记忆：「Alice meets at six.」。",
+           "我试着回复 Bob，但失败了：「params.text must be a non-empty string」。",
+           "我试着执行 memory.writ，但失败了：「unknown command 'memory.writ'"],
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_her_deeds_are_told_as_hers_with_their_content(run, home, lang):
+    setup(run, lang)
+    for k, (command, params) in enumerate([
+            ("reply", {"to": "Alice", "text": "See you at six.", "cites": {"gen": 0, "lines": [1]}}),
+            ("diary.write", {"text": "A quiet evening."}),
+            ("state.update", {"text": "calm"}),
+            ("note.add", {"text": "I wait before I answer."}),
+            ("memory.write", {"topic": "about_alice", "text": "Alice meets at six."}),
+            ("reply", {"to": "Bob", "text": ""}),
+            ("memory.writ", {"topic": "x", "text": "typo"})]):
+        carry_out(run, home, command, params, f"2026-11-30T08:00:{k:02d}Z")
+    pipe(run)
+    told = bodies(home)
+    state = {"en": " My state: calm.", "zh": "我现在的状态：calm。"}[lang]  # state.md, as it is when she lives them
+    assert told[:6] == [d + state for d in DEEDS[lang][:6]]
+    assert told[6].startswith(DEEDS[lang][6]) and told[6].endswith(state)
+
+
+@pytest.mark.parametrize("lang, replied", [
+    ("en", "I replied to Alice in chat: “See you at six.”. My state: waiting for six."),
+    ("zh", "我在chat里回复了 Alice：「See you at six.」。我现在的状态：waiting for six。"),
+])
+def test_the_loop_closes_her_reply_comes_back_as_her_deed(run, home, lang, replied):
+    """The design's 17 steps with no hook: a message, her decision, the reply in the outbox,
+    and the reply back as her own deed, with whom and what, right after her own thought and
+    not as an interruption of it."""
+    setup(run, lang)
+    say(run, "Are you coming at six?", "Alice", "chat", when="2026-11-30T08:00:00Z")
+    pipe(run)
+    decide = {"en": "I decide to reply to Alice: “See you at six.”", "zh": "我决定回复 Alice：「See you at six.」"}
+    assert run("think", decide[lang], env={"ANIMA_NOW": "2026-11-30T08:01:00Z"}).exit_code == 0
+    assert run("externalize", env={"ANIMA_NOW": "2026-11-30T08:01:10Z"}).exit_code == 0
+    assert run("state", "set", "waiting for six", env={"ANIMA_NOW": "2026-11-30T08:01:15Z"}).exit_code == 0
+    assert run("dispatch", env={"ANIMA_NOW": "2026-11-30T08:01:20Z"}).exit_code == 0
+    [out] = (home / "pipeline" / "outbox").glob("*.json")
+    assert json.loads(out.read_text())["payload"]["to"] == "Alice"  # as the host named her, case and all
+    pipe(run, when="2026-11-30T08:01:30Z")
+    last = bodies(home)[-1]
+    assert last == replied
+    assert "breaks into" not in last and "打断" not in last
+    record = book(home)[-1]
+    assert (record["source_type"], record["command"], record["ok"], record["to"]) == ("action", "reply", True,
+                                                                                      "alice")
+
+
+def test_what_a_hook_printed_is_never_someone_answering_her(run, home):
+    setup(run, "zh")
+    write_hook(home, "reply", "#!/bin/sh\necho sent\n")
+    write_hook(home, "weather", "#!/bin/sh\necho 'rain at six'\n")
+    carry_out(run, home, "reply", {"to": "Alice", "text": "好的"}, T0)
+    carry_out(run, home, "weather", {}, "2026-11-30T08:00:01Z")
+    pipe(run)
+    assert bodies(home) == ["我回复了 Alice：「好的」。", "我做了 weather，命令输出了：「rain at six」。"]
+    assert "回答" not in now_md(home)
+
+
 def test_only_dispatch_tells_of_what_she_did(run, home):
     """An event that says it is her deed is refused when said, and one put in the inbox by
     hand is dead-lettered: nothing is narrated as hers that dispatch did not carry out."""

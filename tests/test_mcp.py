@@ -126,7 +126,7 @@ def test_stdout_is_only_the_protocol_and_eof_ends_it(anima_bin, tmp_path):
     assert replies[1]["result"]["structuredContent"]["exit"] == 2
     assert replies[2]["error"] == {"code": -32602, "message": "no such resource: anima://nothing"}
     assert proc.stderr == "anima: unknown tool 'approve'; tools: " \
-        "self_note, memory_recall, memory_stage, get_self_blocks, update_self_block\n"
+        "self_note, memory_recall, memory_stage, get_self_blocks, update_self_block, outbox_take, outbox_ack\n"
 
 
 def test_each_tool_call_is_its_own_commit(anima_bin, tmp_path, monkeypatch):

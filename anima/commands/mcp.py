@@ -13,8 +13,8 @@ from anima.commands._io import warn
 def cli(home, cwd):
     """Serve the agent's tools and the prompt to an MCP host, over stdin and stdout.
 
-    Tools: self_note, memory_recall, memory_stage, get_self_blocks, update_self_block (as
-    `anima call` runs them). Resources: anima://prompt (what `anima prompt` prints) and
+    Tools: self_note, memory_recall, memory_stage, get_self_blocks, update_self_block,
+    outbox_take, outbox_ack (as `anima call` runs them). Resources: anima://prompt (what `anima prompt` prints) and
     anima://self/KEY for each block; prompt: anima. A host starts it; for Claude Code:
     `claude mcp add anima -- anima mcp`. Ends when stdin closes.
     """

@@ -1,7 +1,8 @@
 """The agent-facing commands as OpenAI function-calling tools, and running one from JSON.
 
 Only what the agent may do itself is a tool: write a self-note, search the transcripts,
-stage a fact, read its blocks, rewrite an unlocked block. Approving, retiring, promoting and
+stage a fact, read its blocks, rewrite an unlocked block, take the replies she decided
+from her outbox and acknowledge them once sent (a host whose model delivers them). Approving, retiring, promoting and
 forcing a locked block are a person's, and are not tools.
 """
 
@@ -46,6 +47,15 @@ SCHEMAS = [
         {"key": {"type": "string", "enum": ["self_model", "personality_baseline", "direction", "metacognition",
                                            "autobiography_summary"]},
          "body": {"type": "string", "description": "The new Markdown body."}}, ["key", "body"]),
+    _fn("outbox_take",
+        "Take the replies you decided to send and that wait in your outbox, oldest first: each with id, "
+        "to, text, scene, in_reply_to, trace_id, at. Send each where it belongs, then acknowledge it with "
+        "outbox_ack; one not acknowledged within 300 seconds is given again.",
+        {"limit": {"type": "integer", "description": "At most this many messages (default 10)."}}, []),
+    _fn("outbox_ack",
+        "Acknowledge replies taken with outbox_take once they are sent: they are never given again.",
+        {"ids": {"type": "array", "items": {"type": "string"}, "description": "The ids of the messages sent."}},
+        ["ids"]),
 ]
 NAMES = [s["function"]["name"] for s in SCHEMAS]
 _TYPES = {"string": str, "integer": int, "array": list, "boolean": bool}
@@ -111,6 +121,8 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
         [(fid, new)] = store.stage([request], lambda s, n: sessions.find_turn(home, cfg, s, n, warn), now)
         status = next(f["status"] for f in store.load() if f["id"] == fid)
         return {"id": fid, "new": new, "status": status}
+    if name in ("outbox_take", "outbox_ack"):
+        return _outbox(home, name, args, now)
     from anima.self import blocks
 
     if name == "get_self_blocks":
@@ -126,6 +138,25 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
     except blocks.Unchanged:
         return {"key": args["key"], "changed": False}
     return {"key": args["key"], "changed": True, "previous_revision": rev}
+
+
+OUTBOX_TAKE_DEFAULT = 10
+
+
+def _outbox(home, name: str, args: dict, now: float) -> dict:
+    from anima.infra.errors import NotFound
+    from anima.pipeline import outbox
+
+    if name == "outbox_take":
+        limit = args.get("limit", OUTBOX_TAKE_DEFAULT)
+        if limit < 1:
+            raise UsageError("outbox_take: 'limit' must be at least 1")
+        return {"messages": outbox.take(home, now, limit, by="anima mcp")}
+    try:
+        return {"acknowledged": outbox.ack(home, args["ids"])}
+    except outbox.Unknown as e:
+        raise NotFound(f"outbox_ack: not in the outbox: {', '.join(e.args[0])} (the others are "
+                       "acknowledged)") from None
 
 
 def error(e: AnimaError) -> dict:
