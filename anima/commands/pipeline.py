@@ -64,11 +64,13 @@ def preprocess(home):
 def dispatch(home):
     """Carry out the actions waiting in action_queue; each result becomes an inbox event.
 
-    Built in: diary.write {text}, state.update {text}, note.add {text}, memory.write {topic,
-    text}. Any other command runs only from [dispatch.commands] (an argv, {param} filled in,
-    never a shell) or an executable hooks/NAME (the action JSON on stdin). Unknown or failing:
-    dead_letter/ with the reason. A journal keeps a re-run after a crash from doing anything
-    twice. Silent on success.
+    A file holds one action ({"command", "params"}) or a list ({"actions": [...]}: each item
+    once, in order, failing alone). Built in: reply {to, text} (into pipeline/outbox/ for the
+    host: `anima outbox`), diary.write {text}, state.update {text}, note.add {text},
+    memory.write {topic, text}. Any other command, and a reply a person wired, runs only from
+    [dispatch.commands] (an argv, {param} filled in, never a shell) or an executable
+    hooks/NAME (the action JSON on stdin). Unknown or failing: dead_letter/ with the reason.
+    A journal keeps a re-run after a crash from doing anything twice. Silent on success.
     """
     from anima.infra import clock, config
     from anima.pipeline import dispatch as dispatching

@@ -8,7 +8,9 @@ in core.lang) and appends it to now.md through Stream.append, by "internalize".
 
 Others' words are always quoted, “…” in English, 「…」 in Chinese, and neutralised first
 (anima.stream.quoting); so are speaker names and scenes unless one plain word. Her own
-action results are narrated as hers ("I wrote in my diary.") only when the result is the one
+action results are narrated as her deeds, with what they were ("I replied to Alice: “See
+you at six.”.", `narrate_action`), never as an interruption of her thought and never with a
+program's output as someone answering her, only when the result is the one
 anima dispatch wrote: its event named event_<action>_done or event_<action>_failedN, its "ok"
 saying that outcome, and pipeline/dispatch.journal holding that outcome for that action
 (anima.pipeline.dispatch.forged); else the event is dead-lettered with the reason: only
