@@ -66,7 +66,8 @@ def test_a_decision_becomes_a_diary_entry_and_its_result_is_lived(env, home):
     action = json.loads(r.stdout.split("\n", 1)[0])
     assert action["payload"]["command"] == "diary.write"
     # the action's result came back as an event and was lived in the same pass
-    assert now_md(home).index("I wrote in my diary.") > now_md(home).index("I decide to write in my diary")
+    assert now_md(home).index("I wrote in my diary: “the loop closed today.”.") > \
+        now_md(home).index("I decide to write in my diary")
     for queue in ("inbox/pending", "message_queue", "action_queue"):
         assert waiting(home, queue) == [], queue
     r = loop(env)  # nothing left: silent, and no second entry
