@@ -344,35 +344,44 @@ def test_a_file_that_holds_no_action_says_why_never_none(run, inited, payload, w
 
 
 def test_kill_9_between_items_does_each_exactly_once(anima_bin, inited, tmp_path):
-    """dispatch killed right after the first item's effect, and again right after the second's
-    (a hook's: never run twice), then run to the end: each item carried out exactly once."""
+    """dispatch killed right after the first item's effect, right after the reply is in the
+    outbox, and while a hook's item runs (never run twice), then run to the end: each item
+    carried out exactly once, in order."""
     from conftest import kill_when
 
     effects = tmp_path / "effects"
-    write_hook(inited, "ping", f"#!/bin/sh\nsleep 0.2; echo ran >> {effects}\n")
+    # its effect, then a second's work: the kill lands while it runs, after its effect
+    write_hook(inited, "ping", f"#!/bin/sh\necho ran >> {effects}; sleep 1\n")
     name = act_list(inited, [
         {"command": "diary.write", "params": {"text": "One."}},
-        {"command": "ping", "params": {"text": "two"}},
-        {"command": "memory.write", "params": {"topic": "lists", "text": "Three."}},
+        {"command": "reply", "params": {"to": "Alice", "text": "Two."}},
+        {"command": "ping", "params": {"text": "three"}},
+        {"command": "memory.write", "params": {"topic": "lists", "text": "Four."}},
     ])
     fid = name[:-len(".json")]
+    suffix = fid.split("_", 1)[1]
     env = {**os.environ, "ANIMA_HOME": str(inited)}
     diary = inited / "self" / "diary" / "2026-11-30.md"
-    assert kill_when([anima_bin, "dispatch"], env, diary)  # killed after the first item's effect
-    queues.Queue(Home(str(inited)), "action").recover(0)   # as a later run does once the claim is old
-    assert kill_when([anima_bin, "dispatch"], env, effects)  # killed while the hook's item is begun
-    queues.Queue(Home(str(inited)), "action").recover(0)
+    message = inited / "pipeline" / "outbox" / f"out_{suffix}-1.json"
+    for effect in (diary, message, effects):  # killed right after each of these appears
+        assert kill_when([anima_bin, "dispatch"], env, effect)
+        queues.Queue(Home(str(inited)), "action").recover(0)  # as a later run does once the claim is old
     r = cli(anima_bin, inited, "dispatch")
     assert r.returncode == 0, r.stderr
     assert diary.read_text() == "## 21:05\n\nOne.\n\n"
+    assert outbox_messages(inited) == [f"out_{suffix}-1.json"]
     assert effects.read_text() == "ran\n"
-    assert (inited / "self" / "memories" / "lists.md").read_text() == "Three.\n\n"
+    assert (inited / "self" / "memories" / "lists.md").read_text() == "Four.\n\n"
     done = [j["id"] for j in journal(inited) if j["state"] == "done"]
-    assert sorted(done) == sorted(set(done))
+    assert done == [f"{fid}-0", f"{fid}-1", f"{fid}-3"]  # in order, each once
     outcomes = {}
     for e in events(inited):
         outcomes.setdefault(e["payload"]["action"], []).append(e["payload"]["ok"])
-    assert outcomes[f"{fid}-0"] == [True] and outcomes[f"{fid}-2"] == [True]
+    assert outcomes == {f"{fid}-0": [True], f"{fid}-1": [True], f"{fid}-2": [False], f"{fid}-3": [True]}
     # the hook was begun when killed: never run again, its item failed with the reason
-    assert outcomes[f"{fid}-1"] == [False]
-    assert "never run twice" in dead(inited)[name]["why"]
+    assert "payload.actions[2]: was begun before a crash; a hook is never run twice" in dead(inited)[name]["why"]
+
+
+def outbox_messages(home):
+    d = home / "pipeline" / "outbox"
+    return sorted(p.name for part in ("", "cur", "done") for p in (d / part).glob("*.json"))

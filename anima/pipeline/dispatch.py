@@ -354,7 +354,7 @@ def dispatch(home, cfg, now: float, by: str = "anima dispatch") -> dict:
             where = f"payload.actions[{index}]" if listed else "payload"
             why = whole or _problem(where, item)
             command = item.get("command") if isinstance(item, dict) else None
-            params = item.get("params") or {} if isinstance(item, dict) and not why else {}
+            params = (item.get("params") or {}) if isinstance(item, dict) and not why else {}
             outcome, error = _carry_out(home, cfg, journal, inbox, name, doc, aid, command, params, why, now,
                                         bugs, listed)
             counts[outcome] += 1
