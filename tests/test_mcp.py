@@ -146,8 +146,8 @@ def test_each_tool_call_is_its_own_commit(anima_bin, tmp_path, monkeypatch):
     (first, second), _ = serve(anima_bin, tmp_path, body)
     assert not first.is_error and not second.is_error, (first, second)
     log = subprocess.run(["git", "-C", home, "log", "--format=%s"], capture_output=True, text=True).stdout.split("\n")
-    assert log[:2] == ["mcp update_self_block: direction I want to learn to sail.",
-                       "mcp self_note: I check the transcripts before I answer."]
+    assert log[:2] == ["mcp update_self_block: self/blocks/direction.md and 1 more",
+                       "mcp self_note: notes/meta.json, notes/notes.md"]
 
     # a quote of the person's words is theirs to keep in facts/, not in the commit message
     anima(anima_bin, "session", "append", "--session", "s1", "--role", "user", "Text me at 415-555-0132 after six.")
@@ -157,5 +157,5 @@ def test_each_tool_call_is_its_own_commit(anima_bin, tmp_path, monkeypatch):
 
     staged, _ = serve(anima_bin, tmp_path, stage)
     assert not staged.is_error, staged
-    log = subprocess.run(["git", "-C", home, "log", "--format=%s"], capture_output=True, text=True).stdout.split("\n")
-    assert log[0] == "mcp memory_stage: s1 2 Text me at [phone]"
+    log = subprocess.run(["git", "-C", home, "log", "--format=%B"], capture_output=True, text=True).stdout
+    assert log.startswith("mcp memory_stage: facts/facts.jsonl\n") and "0132" not in log

@@ -156,10 +156,8 @@ def handlers(home, cwd, warn) -> dict:
             result = tools.call(home, params.name, params.arguments or {}, clock.now(), lambda m: warn(f"warning: {m}"))
             if os.path.exists(os.path.join(home.root, ".git")):
                 from anima.infra import git
-                from anima.notes import privacy
 
-                words = [str(v) for v in (params.arguments or {}).values()]
-                git.after(home, ["mcp", params.name], words, None, warn, mask=privacy.masked)
+                git.after(home, ["mcp", params.name], None, warn)
         except AnimaError as e:
             return failure(str(e), e.exit_code)
         except Exception as e:  # a bug in anima: the host gets one line, the session goes on

@@ -159,11 +159,10 @@ SETTINGS: dict[str, Setting] = {
     "notes.inject": Setting(True, "Whether `anima prompt` prints the self-notes section.", "bool"),
     "notes.builtin_sensitive_words": Setting(
         True, "Refuse notes and self blocks holding health or finance specifics from the built-in zh/en "
-        "word lists, and mask them in git.autocommit's messages (anima-home(5) lists them, with the "
-        "context some words need).", "bool"),
+        "word lists (anima-home(5) lists them, with the context some words need).", "bool"),
     "notes.sensitive_words": Setting(
-        [], "More words that make a note or a self block refused wherever they stand, and are masked in "
-        "git.autocommit's messages (English words match whole words, any case; Chinese match anywhere).",
+        [], "More words that make a note or a self block refused wherever they stand (English words match "
+        "whole words, any case; Chinese match anywhere).",
         "words"),
     "recall.sources": Setting(
         [], "Globs of more transcript files or directories to search besides sessions/ "
@@ -244,7 +243,7 @@ SETTINGS: dict[str, Setting] = {
         "baseline (`anima self proposals`); 0: never propose.", "int", 0, 1000000),
     "git.autocommit": Setting(
         False, "When the home is a git repository, commit what each command changed, with a message "
-        "saying what happened, private data masked (pipeline/ and log/ are left out).", "bool"),
+        "naming the command and the files, never its words (pipeline/ and log/ are left out).", "bool"),
     "rhythm.catch_up": Setting(
         120, "Minutes a rule's scheduled time may lie in the past and still fire (after downtime, "
         "only the latest missed time of each rule fires, once).", "int", 0, 100000),
