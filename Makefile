@@ -24,14 +24,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-tools: ## Install the system tools the tests use (groff, shellcheck, faketime).
+tools: ## Install the system tools the tests use (groff, shellcheck, faketime, promtool).
 	@missing=""; \
 	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
 	command -v faketime >/dev/null 2>&1 || missing="$$missing faketime"; \
 	command -v shellcheck >/dev/null 2>&1 || missing="$$missing shellcheck"; \
+	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq $$missing >/dev/null; fi; fi
+	  if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends $$missing >/dev/null; fi
 
 demo: $(STAMP) ## Run the whole loop on a throwaway home with the offline backend.
 	PATH="$(CURDIR)/$(BIN):$$PATH" bin/anima-demo

@@ -82,7 +82,8 @@ def dispatch(home):
 @click.pass_obj
 def metrics(home, as_json, prom):
     """Print how Pool B is doing: per queue waiting, claimed, done, dead and the oldest's age;
-    events per hour over the last day; dispatch results; model calls. KEY<TAB>value lines."""
+    events per hour over the last day; dispatch results; model calls; the last tick; facts
+    waiting for a person. KEY<TAB>value lines."""
     import json
 
     from anima.pipeline import metrics as measuring
