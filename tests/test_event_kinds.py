@@ -220,6 +220,19 @@ def test_a_trigger_tells_who_waits_for_her_answer(run, home, lang, told):
     assert bodies(home) == told
 
 
+def test_a_message_unanswered_for_a_day_waits_no_more(run, home):
+    setup(run, "en")
+    say(run, "ping", "--speaker", "Carol")
+    live(run, "2026-11-30T20:41:00Z")
+    tick(run, "2026-12-01T20:00:20Z")
+    live(run, "2026-12-01T20:00:30Z")
+    tick(run, "2026-12-01T21:00:20Z")
+    live(run, "2026-12-01T21:00:30Z")
+    assert bodies(home)[1:] == [
+        "The hour strikes: it is 20:00, evening. Carol's message from 2026-11-30 20:40 is still unanswered.",
+        "The hour strikes: it is 21:00, evening. Nothing is waiting for me."]
+
+
 @pytest.mark.parametrize("lang, told", [
     ("en", "Morning: it was 08:00 a while ago, morning; now it is 08:37. Nothing is waiting for me."),
     ("zh", "早晨：08:00 已经过去一会儿了，那时是早上；现在是 08:37。没有什么在等我。"),

@@ -82,15 +82,18 @@ class Book:
                 self.heard[key] = max(when, self.heard.get(key, when))
                 if record.get("source_type") == "message":
                     name_ = record.get("name") if isinstance(record.get("name"), str) else key
-                    owed = self.waiting.setdefault(key, {"since": when, "n": 0})
-                    owed.update(name=name_, n=owed["n"] + 1, since=min(owed["since"], when))
+                    owed = self.waiting.setdefault(key, {"since": when, "last": when, "n": 0})
+                    owed.update(name=name_, n=owed["n"] + 1, since=min(owed["since"], when),
+                                last=max(owed["last"], when))
             to = answered(record)
             if to is not None:
                 self.waiting.pop(to, None)
 
     def pending(self, now: float) -> list[dict]:
-        """Those she has not answered since their message, as heard by `now`, longest waiting first."""
-        return sorted((dict(w, key=k) for k, w in self.waiting.items() if w["since"] <= now),
+        """Those she has not answered since their message, as heard by `now` and last heard
+        from within WAITING_HOURS of it, longest waiting first."""
+        return sorted((dict(w, key=k) for k, w in self.waiting.items()
+                       if w["since"] <= now and now - w["last"] <= WAITING_HOURS * 3600),
                       key=lambda w: (w["since"], w["key"]))
 
     def journaled(self, key: str) -> dict | None:
@@ -198,6 +201,7 @@ def system_fields(payload: dict) -> tuple[str | None, str | None]:
 
 
 LATE = 60  # seconds after its scheduled minute past which a trigger is told as late
+WAITING_HOURS = 24  # a message unanswered longer than this, with nothing since, waits no more
 WAITING_SHOWN = 3  # people she has not answered, named in a rhythm entry
 PROMISE_TOPICS = 50  # memories looked through for a promise when none of theirs holds one
 
