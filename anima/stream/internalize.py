@@ -37,6 +37,7 @@ import time
 from anima.infra import clock, fs, phrases
 from anima.infra.errors import AnimaError, DataError
 from anima.pipeline import dispatch, queues
+from anima.pipeline.rhythm import LABELS
 from anima.self import memories
 from anima.self.memories import TOPIC
 from anima.stream import bookkeeping, context
@@ -219,11 +220,15 @@ def rhythm(home, book: Book, payload: dict, now: float, lang: str, qmax: int) ->
     def say(key, **values):
         return phrases.say(lang, "internalize", key, **values)
 
+    theirs: list[str] = []
     moment = payload.get("at") if isinstance(payload.get("at"), str) else None
     at = clock.parse(moment, "payload.at", DataError) if moment else now
     label = payload.get("label") if isinstance(payload.get("label"), str) else payload.get("rule")
     label = fold(label, NAME_MAX) if isinstance(label, str) and label.strip() else ""
-    label = label.translate(str.maketrans("", "", "‘’'『』#"))
+    if label and label not in (by_lang.get(lang) for by_lang in LABELS.values()):
+        label = name(label, lang)  # a rule's own name: quoted unless one plain word (a file may lie)
+        if is_quoted(label):
+            theirs.append(unquote(label))
     nudge = payload.get("rule") == "nudge" or "idle_since" in payload
     if nudge:
         label = ""  # what it means is the sentence of her idleness, not a rule's name
@@ -231,7 +236,6 @@ def rhythm(home, book: Book, payload: dict, now: float, lang: str, qmax: int) ->
               "part": context.part_of_day(at, lang), "now": _clock(now, now)}
     key = "rhythm_late" if now - at > LATE else "rhythm"
     told = [say(key if label else key + "_plain", **values)]
-    theirs: list[str] = []
     if nudge:
         since = payload.get("idle_since")
         try:
