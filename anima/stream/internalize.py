@@ -213,10 +213,13 @@ def _clock(at: float, now: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M" if day else "%H:%M", time.localtime(at))
 
 
-def rhythm(home, book: Book, payload: dict, now: float, lang: str, qmax: int) -> tuple[list[str], list[str]]:
+def rhythm(home, book: Book, payload: dict, now: float, lang: str,
+           qmax: int) -> tuple[list[str], int, list[str]]:
     """A rhythm trigger as her sense of time: the hour (late if it fired after its minute),
     how long she has decided nothing (rule nudge), the night's putting in order
-    (consolidate), and what waits for her: who she has not answered, a promise she made."""
+    (consolidate), and what waits for her: who she has not answered, a promise she made.
+    The sentences, how many of them say what happened (a model's experience may stand for
+    the rest), and the words in them that are others'."""
     def say(key, **values):
         return phrases.say(lang, "internalize", key, **values)
 
@@ -246,6 +249,7 @@ def rhythm(home, book: Book, payload: dict, now: float, lang: str, qmax: int) ->
                     if idle is not None and idle <= now else say("idle_never"))
     if payload.get("consolidate") is True:
         told.append(say("consolidate"))
+    lived = len(told)  # what happened: the hour, her idleness, the night; the rest is what waits
     waiting = book.pending(now)
     if waiting:
         items = [phrases.counted(lang, "internalize", "waiting", w["n"], who=w["name"], time=_clock(w["since"], now))
@@ -261,7 +265,7 @@ def rhythm(home, book: Book, payload: dict, now: float, lang: str, qmax: int) ->
         theirs.append(owed[1])
     if not waiting and not owed:
         told.append(say("nothing_waiting"))
-    return told, theirs
+    return told, lived, theirs
 
 
 def join(sentences: list[str], lang: str) -> str:
@@ -311,7 +315,7 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
             if owed:
                 sentences.append(say("promise", topic=owed[0], line=quote(owed[1], lang, 200)))
     elif kind == "rhythm":
-        told, words = rhythm(home, book, payload, at, lang, qmax)
+        told, head, words = rhythm(home, book, payload, at, lang, qmax)
         sentences += told
         theirs += words
         if isinstance(payload.get("rule"), str):
