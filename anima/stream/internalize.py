@@ -6,6 +6,12 @@ event (by speaker: about_<speaker>.md or a topic naming the speaker; by words: a
 by a word of the text), composes a narrative with the rules backend (deterministic templates
 in core.lang) and appends it to now.md through Stream.append, by "internalize".
 
+Each kind of event has its meaning: a message is who said what, when she last heard from
+them; a system event is told from its fields (system_fields); a rhythm trigger is her sense
+of time, late when it fired past its minute, with who waits for her answer and a promise
+(rhythm); a reflection is a thought offered to her, hers to consider and never her decision
+(externalize acts only on think and externalize records); an action result is her deed.
+
 Others' words are always quoted, “…” in English, 「…」 in Chinese, and neutralised first
 (anima.stream.quoting); so are speaker names and scenes unless one plain word. Her own
 action results are narrated as hers ("I wrote in my diary.") only when the result is the one
@@ -213,8 +219,7 @@ def _clock(at: float, now: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M" if day else "%H:%M", time.localtime(at))
 
 
-def rhythm(home, book: Book, payload: dict, now: float, lang: str,
-           qmax: int) -> tuple[list[str], int, list[str]]:
+def rhythm(home, book: Book, payload: dict, now: float, lang: str) -> tuple[list[str], int, list[str]]:
     """A rhythm trigger as her sense of time: the hour (late if it fired after its minute),
     how long she has decided nothing (rule nudge), the night's putting in order
     (consolidate), and what waits for her: who she has not answered, a promise she made.
@@ -315,7 +320,7 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
             if owed:
                 sentences.append(say("promise", topic=owed[0], line=quote(owed[1], lang, 200)))
     elif kind == "rhythm":
-        told, head, words = rhythm(home, book, payload, at, lang, qmax)
+        told, head, words = rhythm(home, book, payload, at, lang)
         sentences += told
         theirs += words
         if isinstance(payload.get("rule"), str):
