@@ -7,7 +7,7 @@ from anima.commands._io import out, read_input
 
 @click.command("say")
 @click.argument("text", nargs=-1)
-@click.option("--speaker", metavar="NAME", help="Who said it (needed for TEXT).")
+@click.option("--speaker", metavar="NAME", help="Who said it (needed for a message).")
 @click.option("--scene", metavar="S", help="Where it was said.")
 @click.option("--kind", type=click.Choice(["message", "system", "reflection"]), default=None,
               help="What TEXT is: a message (the default; needs --speaker), a system event, or a "
