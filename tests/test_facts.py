@@ -179,6 +179,38 @@ def test_habits_are_suggested_at_three_and_made_only_by_promote(run, corpus):
     assert run("habits", "promote", "pets").exit_code == 77
 
 
+def test_promoting_below_the_threshold_needs_force(run, corpus, anima_bin):
+    import subprocess
+
+    run("approve", stage(run, 2, "I drink green tea every morning.", "tea"),
+        stage(run, 5, "I also drink oolong in the evening.", "tea"))
+    before = snapshot(corpus)
+    p = subprocess.run([anima_bin, "habits", "promote", "tea"], capture_output=True, text=True)
+    assert (p.returncode, p.stdout, p.stderr) == (77, "", "anima: 'tea' has 2 approved facts, fewer than the 3 a habit "
+                                                          "needs (facts.habit_threshold); --force promotes it anyway\n")
+    assert snapshot(corpus) == before
+    r = run("habits", "promote", "tea", "--force", "--text", "Tea, always.")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+    assert json.loads((corpus / "facts" / "habits.json").read_text()) == {
+        "habits": {"tea": {"promoted": "2026-11-30T21:05:00Z", "text": "Tea, always."}}}
+    assert run("habits").stdout == "HABIT\ttea\tTea, always.\n"
+
+
+def test_the_threshold_is_the_setting_and_a_tag_without_facts_stays_refused(run, corpus):
+    run("approve", stage(run, 4, "My cat is called Miso.", "pets"))
+    r = run("habits", "promote", "pets")
+    assert (r.exit_code, r.stderr) == (77, "anima: 'pets' has 1 approved fact, fewer than the 3 a habit needs "
+                                           "(facts.habit_threshold); --force promotes it anyway\n")
+    before = snapshot(corpus)
+    r = run("habits", "promote", "dogs", "--force")
+    assert (r.exit_code, r.stdout, r.stderr) == (
+        77, "", "anima: no approved fact has the tag 'dogs'; a habit stands on approved facts\n")
+    assert snapshot(corpus) == before
+    assert run("config", "set", "facts.habit_threshold", "1").exit_code == 0
+    assert run("habits", "promote", "pets").exit_code == 0
+    assert list(json.loads((corpus / "facts" / "habits.json").read_text())["habits"]) == ["pets"]
+
+
 def test_tags_are_checked(run, corpus):
     r = run("stage", "--session", "s1", "--line", "4", "--quote", "Miso", "--tag", "two words")
     assert r.exit_code == 2
