@@ -177,3 +177,15 @@ def test_the_anchor_stays_refused(run, corpus):
 
 def block_body(raw: bytes) -> str:
     return raw.decode().split("\n---\n", 1)[1].rstrip()
+
+
+def test_the_same_change_asked_for_at_once_is_one_proposal(run, corpus, anima_bin):
+    """Eight real processes race to propose one body: one proposal, one of them new, all the same id."""
+    args = json.dumps({"key": "personality_baseline", "body": "I am calm and direct."})
+    procs = [subprocess.Popen([anima_bin, "call", "update_self_block"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    answers = [json.loads(p.communicate(args, timeout=60)[0]) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8
+    [name] = [n for n in os.listdir(corpus / "self/proposals") if not n.startswith(".")]
+    assert {a["proposal"] for a in answers} == {name.removesuffix(".md")}
+    assert sorted(a["new"] for a in answers) == [False] * 7 + [True]
