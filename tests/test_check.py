@@ -146,7 +146,14 @@ def test_a_hand_written_profile_over_its_budget(run, home):
     lines = "".join(f"They like walk number {i} along the river.\n" for i in range(200))
     assert run("profile", "set", input=lines).exit_code == 0
     r, found = findings(run, "--only", "budget")
-    assert r.exit_code == 1 and [f["where"] for f in found] == ["facts/profile.md"]
+    assert r.exit_code == 1 and found == [{
+        "check": "budget", "where": "facts/profile.md",
+        "what": "the hand-written profile has 8290 characters, over prompt.budget.profile_handwritten (120): "
+                "the prompt leaves its oldest lines out"}]
+    # still over, and still in the prompt: its newest lines, the cut marked
+    prompt = run("prompt", "--sections", "profile").stdout
+    assert "They like walk number 199 along the river." in prompt and "number 196 " not in prompt
+    assert "(Older lines are left out here: " in prompt
 
 
 def test_a_home_that_does_not_exist_is_a_finding_not_a_crash(run, home):

@@ -107,6 +107,32 @@ def test_a_tool_call_changes_what_the_next_read_says(anima_bin, tmp_path):
     assert anima(anima_bin, "self", "get", "direction") == "Focus: the MCP server.\n"
 
 
+def test_the_baseline_is_proposed_over_mcp_as_over_call(anima_bin, tmp_path):
+    """update_self_block of personality_baseline writes a proposal, never the block; a person accepts it."""
+    anima(anima_bin, "init", "--lang", "en")
+    home = os.environ["ANIMA_HOME"]
+    with open(os.path.join(home, "self/blocks/personality_baseline.md"), "rb") as f:
+        before = f.read()
+
+    async def body(s):
+        return await s.call_tool("update_self_block", {"key": "personality_baseline", "body": "I am calm and direct."})
+
+    proposed, stderr = serve(anima_bin, tmp_path, body)
+    pid = proposed.structured_content["proposal"]
+    assert not proposed.is_error and stderr == ""
+    assert proposed.structured_content == {
+        "key": "personality_baseline", "changed": False, "proposal": pid, "new": True, "status": "open",
+        "accept": f"anima self accept {pid}",
+        "note": f"not written: proposed as {pid}; the personality baseline changes when a person accepts it "
+                f"(`anima self accept {pid}`)"}
+    assert json.loads(proposed.content[0].text) == proposed.structured_content
+    with open(os.path.join(home, "self/blocks/personality_baseline.md"), "rb") as f:
+        assert f.read() == before
+    assert anima(anima_bin, "self", "proposals").split("\t")[:3] == [pid, "open", "personality_baseline"]
+    anima(anima_bin, "self", "accept", pid)
+    assert anima(anima_bin, "self", "get", "personality_baseline") == "I am calm and direct.\n"
+
+
 def test_stdout_is_only_the_protocol_and_eof_ends_it(anima_bin, tmp_path):
     """A host reading the pipe line by line gets JSON-RPC and nothing else; closing stdin ends it, 0."""
     anima(anima_bin, "init", "--lang", "en")

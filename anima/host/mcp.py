@@ -23,7 +23,8 @@ PROMPT_DESCRIPTION = ("What `anima prompt` prints: the self blocks, self-notes, 
                       "and the project context. Put it into the system prompt.")
 INSTRUCTIONS = ("anima keeps your persistent first-person self. Read the resource anima://prompt (or the "
                 "prompt 'anima') into your system prompt; use the tools to write self-notes, recall past "
-                "conversations, propose facts about the user and read or rewrite your self blocks.")
+                "conversations, propose facts about the user, read or rewrite your self blocks, and "
+                "propose a change to your personality baseline, which a person accepts.")
 
 
 def serve(home, cwd: str, warn) -> None:

@@ -201,7 +201,8 @@ SETTINGS: dict[str, Setting] = {
         5, "Sessions modified this recently are hot: never indexed, always scanned.", "int", 0, 100000),
     "index.jobs": Setting(2, "Processes `anima index rebuild` reads and tokenises with.", "int", 1, 64),
     "facts.habit_threshold": Setting(
-        3, "Approved facts a tag needs before `anima habits` suggests it as a habit.", "int", 1, 1000),
+        3, "Approved facts a tag needs before `anima habits` suggests it as a habit, and before "
+        "`anima habits promote` makes it one without --force.", "int", 1, 1000),
     "facts.profile": Setting(
         True, "Whether `anima prompt` prints the profile (about the person); `anima profile on|off`.", "bool"),
     "facts.single_valued_tags": Setting(

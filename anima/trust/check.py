@@ -4,7 +4,7 @@ Each check yields findings (check, where, what); none means the home is sound. T
 
 - budget: a block body over self.block_max_chars; a live note over notes.note_max_chars;
   more live notes than notes.max_entries or more characters than notes.max_chars; a
-  hand-written profile over prompt.budget.profile_handwritten.
+  hand-written profile over prompt.budget.profile_handwritten (the prompt keeps its newest lines).
 - private: user private data (the detectors `anima note add` refuses with, and its word
   lists) in a live note or a block.
 - secret: an API key, access token or password anywhere in the self's text files
@@ -71,15 +71,26 @@ def budgets(home, cfg):
         yield Finding("budget", home.rel(store.file),
                       f"live notes hold {total} characters, over notes.max_chars ({cfg['notes.max_chars']})")
     # sections are cut to their budgets by construction (whole items, best first); what can be
-    # over is a source a person wrote whose tail then never reaches the prompt
+    # over is a source a person wrote, whose oldest lines then never reach the prompt
+    over = profile_over(home, cfg)
+    if over:
+        yield Finding("budget", "facts/profile.md", over)
+
+
+def profile_over(home, cfg) -> str | None:
+    """What is wrong with a hand-written profile over its budget (as the prompt counts it:
+    its lines without their white space at either end), else None."""
     from anima.facts import store as facts
 
+    if not cfg["facts.profile"]:
+        return None  # not in the prompt at all (`anima profile on` puts it back)
     written = facts.FactStore(home).handwritten()
     cap = cfg["prompt.budget.profile_handwritten"]
-    if written and len("".join(line.strip() for line in written.split("\n"))) > cap:
-        yield Finding("budget", "facts/profile.md",
-                      f"the hand-written profile is over prompt.budget.profile_handwritten ({cap}): "
-                      "its last lines are never injected")
+    chars = len("".join(line.strip() for line in (written or "").split("\n")))
+    if chars <= cap:
+        return None
+    return (f"the hand-written profile has {chars} characters, over prompt.budget.profile_handwritten ({cap}): "
+            "the prompt leaves its oldest lines out")
 
 
 def private_data(home, cfg):
