@@ -50,11 +50,11 @@ def home_lines(home):
     links = [f for f in found if os.path.islink(home.path(f.where))]
     loose = [f for f in found if f not in links]
     if loose:
-        yield Line(WARN, "permissions", f"{len(loose)} files or directories others may read "
+        yield Line(WARN, "permissions", f"{len(loose)} files or directories others may reach "
                    f"(first: {loose[0].where}: {loose[0].what})",
                    f"chmod -R go-rwx {home.root}; `anima check --only mode`")
     else:
-        yield Line(OK, "permissions", f"{home.root} is {mode:04o}; every file 0600, every directory 0700")
+        yield Line(OK, "permissions", f"{home.root} is {mode:04o}: nothing in it is another user's to read")
     if links:  # no mode makes a link safe: anima refuses to write through one, so it has to go
         link = home.path(links[0].where)
         target = os.readlink(link)
