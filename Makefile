@@ -24,22 +24,30 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-tools: ## Install the system tools the tests use (groff, shellcheck, faketime).
+# The helper scripts beside anima in .venv/bin, the PATH the README gives: links, so that an
+# edit of bin/ is what runs.
+SCRIPTS := $(BIN)/anima-crontab $(BIN)/anima-loop
+$(SCRIPTS): $(BIN)/%: bin/% $(STAMP)
+	ln -sf "$(CURDIR)/$<" $@
+
+tools: ## Install the system tools the tests use (groff, shellcheck, faketime, promtool).
 	@missing=""; \
 	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
 	command -v faketime >/dev/null 2>&1 || missing="$$missing faketime"; \
 	command -v shellcheck >/dev/null 2>&1 || missing="$$missing shellcheck"; \
+	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq $$missing >/dev/null; fi; fi
+	  if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends $$missing >/dev/null; fi
 
-demo: $(STAMP) ## Run the whole loop on a throwaway home with the offline backend.
+demo: $(STAMP) $(SCRIPTS) ## Run the whole loop on a throwaway home with the offline backend.
 	PATH="$(CURDIR)/$(BIN):$$PATH" bin/anima-demo
 
-test: $(STAMP) tools ## Install into .venv and run the test suite (one worker per core).
+test: $(STAMP) $(SCRIPTS) tools ## Install into .venv and run the test suite (one worker per core).
 	$(BIN)/pytest -q -n auto
 
-test-later: $(STAMP) tools ## Run the suite again with the clock three years ahead (faketime).
+test-later: $(STAMP) $(SCRIPTS) tools ## Run the suite again with the clock three years ahead (faketime).
 	faketime '+3 years' $(BIN)/pytest -q -n auto
 
 lint: $(STAMP) tools ## Lint the code (ruff), the scripts in bin/ (shellcheck) and the man pages (groff).

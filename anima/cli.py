@@ -68,13 +68,13 @@ class AnimaGroup(click.Group):
     """Turns anima's errors into one line on stderr and the documented exit status."""
 
     def resolve_command(self, ctx, args):
-        """Also note the command's path and other words: the commit message of git.autocommit."""
+        """Also note the command's path: the commit message of git.autocommit names it."""
         name, cmd, rest = super().resolve_command(ctx, args)
         path, sub = [name], cmd
         while isinstance(sub, click.Group) and rest and rest[0] in sub.commands:
             path.append(rest[0])
             sub, rest = sub.commands[rest[0]], rest[1:]
-        ctx.meta["anima.words"] = (path, list(rest))
+        ctx.meta["anima.path"] = path
         return name, cmd, args[1:]
 
     def parse_args(self, ctx, args):
@@ -127,21 +127,12 @@ def _went_without() -> None:
 
 def _autocommit(ctx) -> None:
     """git.autocommit: commit what the command changed, when the home is a git work tree."""
-    if ctx.obj is not None and "anima.words" in ctx.meta and ctx.meta["anima.words"][0][0] != "prompt" \
+    if ctx.obj is not None and "anima.path" in ctx.meta and ctx.meta["anima.path"][0] != "prompt" \
             and os.path.exists(os.path.join(ctx.obj.root, ".git")):  # one stat: the hot path pays no more
         from anima.infra import git
 
-        path, rest = ctx.meta["anima.words"]
-        git.after(ctx.obj, path, rest, ctx.meta.get("anima.commit"),
-                  lambda m: click.echo(f"anima: {m}", err=True), mask=_mask_private)
-
-
-def _mask_private(text: str, cfg) -> str:
-    """The commit message of git.autocommit with the user's private data in it masked (imported
-    only when a commit is made: a home in git with autocommit off pays nothing)."""
-    from anima.notes import privacy
-
-    return privacy.masked(text, cfg)
+        git.after(ctx.obj, ctx.meta["anima.path"], ctx.meta.get("anima.commit"),
+                  lambda m: click.echo(f"anima: {m}", err=True))
 
 
 def _internal(e: Exception):

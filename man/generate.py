@@ -319,6 +319,13 @@ def privacy_words() -> list[str]:
     return out
 
 
+def gitignore() -> list[str]:
+    """The .gitignore anima init writes (anima.infra.home.GITIGNORE), as an example block."""
+    from anima.infra.home import GITIGNORE
+
+    return [".EX", *(esc(line) for line in GITIGNORE.splitlines()), ".EE"]
+
+
 def config_page(head: str) -> str:
     """anima-config(5), every word of it from anima.infra.config."""
     out = [head,
@@ -435,7 +442,8 @@ def pages() -> dict[str, str]:
             if f"anima-{name}" != page:
                 out[f"anima-{name}.1"] = f".so man1/{page}.1\n"
     out["anima.1"] = fill("anima.1", read("anima.1"), {"COMMANDS": commands_list(), "OPTIONS": global_options()})
-    out["anima-home.5"] = fill("anima-home.5", read("anima-home.5"), {"WORDS": privacy_words()})
+    out["anima-home.5"] = fill("anima-home.5", read("anima-home.5"), {"WORDS": privacy_words(),
+                                                                      "GITIGNORE": gitignore()})
     head = f'.TH ANIMA\\-CONFIG 5 2026\\-12\\-01 "anima {version()}" "anima manual"'
     out["anima-config.5"] = config_page(head)
     marker = BEGIN.format("GLYPHS")

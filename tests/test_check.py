@@ -90,17 +90,49 @@ def test_verify_tells_drift_stale_and_orphan_and_check_reports_them(run, home):
 
 def test_modes_and_symlinks(run, home, tmp_path):
     sound_home(run)
+    os.chmod(home, 0o755)  # others may enter the home: what they can read there is a finding
+    os.chmod(home / "notes", 0o751)
     os.chmod(home / "notes" / "notes.md", 0o644)
+    os.chmod(home / "self", 0o755)
     os.chmod(home / "self" / "diary", 0o755)
+    os.chmod(home / "self" / "memories", 0o711)  # others may pass, not list...
+    os.chmod(home / "facts", 0o700)  # ... and not enter here: what is inside is nobody else's
+    os.chmod(home / "facts" / "facts.jsonl", 0o666)
     outside = tmp_path / "outside.md"
     outside.write_text("x")
     os.symlink(outside, home / "self" / "memories" / "link.md")
     r, found = findings(run, "--only", "mode")
     assert r.exit_code == 1
     got = {f["where"]: f["what"] for f in found}
-    assert got["notes/notes.md"].startswith("file mode 0644")
-    assert got["self/diary"].startswith("directory mode 0755")
-    assert "symbolic link" in got["self/memories/link.md"]
+    assert got.pop(".").startswith("the home's mode is 0755")
+    assert got.pop("notes").startswith("directory mode 0751")
+    assert got.pop("notes/notes.md").startswith("file mode 0644")
+    assert got.pop("self").startswith("directory mode 0755")
+    assert got.pop("self/diary").startswith("directory mode 0755")
+    assert got.pop("self/memories").startswith("directory mode 0711")
+    assert "symbolic link" in got.pop("self/memories/link.md")
+    assert got == {}
+
+
+def test_a_home_restored_by_git_is_sound_inside_its_0700_directory(run, home, tmp_path):
+    """git checks files out 0644 and directories 0755: inside a home of mode 0700 nobody else
+    can reach them, so chmod 700 of the home alone makes it sound."""
+    import subprocess
+
+    sound_home(run)
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+        subprocess.run(["git", "-C", str(home), *args], check=True, env=env)
+    clone = tmp_path / "restored"
+    subprocess.run(["sh", "-c", 'umask 022 && git clone -q "$0" "$1"', str(home), str(clone)], check=True, env=env)
+    os.chmod(clone, 0o755)  # as the umask of a person's shell leaves it
+    assert oct((clone / "notes" / "notes.md").stat().st_mode & 0o777) == "0o644"
+    r = run("--home", str(clone), "check", "--only", "mode")
+    assert r.exit_code == 1 and r.stdout.startswith("mode\t.\tthe home's mode is 0755, not 0700: others may "
+                                                    "reach what is in it (chmod 700)\nmode\t.gitignore\tfile mode 0644")
+    os.chmod(clone, 0o700)
+    r = run("--home", str(clone), "check")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
 
 
 @pytest.mark.parametrize("only", ["nonsense", ",", "budget,bogus"])
@@ -114,7 +146,14 @@ def test_a_hand_written_profile_over_its_budget(run, home):
     lines = "".join(f"They like walk number {i} along the river.\n" for i in range(200))
     assert run("profile", "set", input=lines).exit_code == 0
     r, found = findings(run, "--only", "budget")
-    assert r.exit_code == 1 and [f["where"] for f in found] == ["facts/profile.md"]
+    assert r.exit_code == 1 and found == [{
+        "check": "budget", "where": "facts/profile.md",
+        "what": "the hand-written profile has 8290 characters, over prompt.budget.profile_handwritten (120): "
+                "the prompt leaves its oldest lines out"}]
+    # still over, and still in the prompt: its newest lines, the cut marked
+    prompt = run("prompt", "--sections", "profile").stdout
+    assert "They like walk number 199 along the river." in prompt and "number 196 " not in prompt
+    assert "(Older lines are left out here: " in prompt
 
 
 def test_a_home_that_does_not_exist_is_a_finding_not_a_crash(run, home):

@@ -96,6 +96,35 @@ def test_bool_and_list_values_parse(run, inited):
     assert 'sections = ["project", "self"]' in (inited / "config.toml").read_text()
 
 
+@pytest.mark.parametrize("given, stored, shown", [
+    ('["/a", "/b"]', ["/a", "/b"], "/a,/b"),
+    ("/a, /b", ["/a", "/b"], "/a,/b"),
+    ('["/logs/a,b/*.jsonl", " x"]', ["/logs/a,b/*.jsonl", " x"], '["/logs/a,b/*.jsonl", " x"]'),
+    ("[]", [], "[]"),
+])
+def test_a_list_setting_takes_a_json_array_or_the_comma_form(run, inited, given, stored, shown):
+    import tomllib
+
+    assert run("config", "set", "recall.sources", given).exit_code == 0
+    assert tomllib.loads((inited / "config.toml").read_text())["recall"]["sources"] == stored
+    assert run("config", "get", "recall.sources").stdout == shown + "\n"
+    assert run("config", "set", "recall.sources", shown).exit_code == 0  # what get shows, set takes back
+    assert tomllib.loads((inited / "config.toml").read_text())["recall"]["sources"] == stored
+
+
+@pytest.mark.parametrize("given, why", [
+    ('["/a","/b"', 'begins with \'[\' but is not a JSON array'),
+    ('[1, 2]', "is not a JSON array of strings"),
+    ('"/a", "/b"', "begins with a quote"),
+    ("/a, '/b'", "begins with a quote"),
+])
+def test_anything_else_is_refused_and_changes_nothing(run, inited, given, why):
+    before = (inited / "config.toml").read_bytes()
+    r = run("config", "set", "recall.sources", given)
+    assert r.exit_code == 78 and why in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert (inited / "config.toml").read_bytes() == before
+
+
 def backdate(path):
     import os
 

@@ -653,7 +653,7 @@ def test_autocommit_says_consolidate_and_the_day(run, home, utc, tmp_path, monke
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
     ok(run("config", "set", "git.autocommit", "true"), None)
     ok(run("consolidate", "--dry-run", env={"ANIMA_NOW": NIGHT}), None)
-    assert git("log", "--format=%s").splitlines()[0] == "config set: git.autocommit true"   # a dry run: none
+    assert git("log", "--format=%s").splitlines()[0] == "config set: config.toml"   # a dry run: none
     consolidate(run)
     assert git("log", "-1", "--format=%s").strip() == "consolidate 2026-11-30"
     committed = git("show", "--name-only", "--format=", "HEAD").split()

@@ -31,8 +31,24 @@ def test_a_healthy_home_is_all_ok(run, home):
     assert all(len(line) == 3 for line in got.values())  # no fix column when OK
 
 
+def test_a_hand_written_profile_over_its_budget_is_a_warning(run, home):
+    healthy(run)
+    assert run("profile", "set", input="".join(f"They like walk number {i} along the river.\n"
+                                               for i in range(10))).exit_code == 0
+    r = run("doctor")
+    size = len(run("prompt").stdout)
+    assert r.exit_code == 0
+    assert lines(r)["prompt"] == [
+        "WARN", "prompt", f"anima prompt assembles {size} characters; the hand-written profile has 400 characters, "
+        "over prompt.budget.profile_handwritten (120): the prompt leaves its oldest lines out",
+        "shorten facts/profile.md (`anima profile set`), or raise prompt.budget.profile_handwritten"]
+    assert run("profile", "off").exit_code == 0   # then it is in no prompt: nothing to warn of
+    assert lines(run("doctor"))["prompt"][0] == "OK"
+
+
 def test_a_broken_home_says_what_and_how_to_fix_it(run, home):
     healthy(run)
+    os.chmod(home, 0o755)  # others may enter: notes/ open to them is a warning
     os.chmod(home / "notes", 0o755)
     assert run("say", "--speaker", "alice", "hello").exit_code == 0
     assert run("preprocess").exit_code == 0

@@ -154,6 +154,68 @@ def test_a_hand_written_profile_wins_and_can_be_reset(run, corpus):
     assert [p.name.startswith("profile-") for p in (corpus / "facts" / "archive").iterdir()] == [True]
 
 
+PROFILE = ("Alice, a compiler engineer in Berlin.\n"
+           "\n"
+           "Prefers short, direct answers; no emoji.\n"
+           "2026-11-20: started learning Rust, wants examples in it.\n"
+           "2026-11-28: her cat Miso is ill; be gentle about it.\n")
+FRAME = ("## About the person you talk with\n\nWhat you know about the person you talk with, drawn from facts they "
+         "stated and a person approved.\n\n")
+
+
+def test_a_hand_written_profile_over_its_budget_keeps_its_newest_lines(run, corpus, anima_bin):
+    import subprocess
+
+    assert run("profile", "set", input=PROFILE).exit_code == 0
+    assert (corpus / "facts" / "profile.md").read_text() == PROFILE   # the whole, as written
+    p = subprocess.run([anima_bin, "prompt", "--sections", "profile", "--stats"], capture_output=True, text=True)
+    path = corpus / "facts" / "profile.md"
+    # 37 + 40 characters of the two oldest lines do not fit in 120 beside the two newest (56 + 52)
+    assert (p.returncode, p.stdout, p.stderr) == (0, FRAME + (
+        f"(Older lines are left out here: 77 characters; the whole profile is in {path}.)\n\n"
+        "```md\n"
+        "2026-11-20: started learning Rust, wants examples in it.\n"
+        "2026-11-28: her cat Miso is ill; be gentle about it.\n"
+        "```\n"), "profile\t108\t120\ntotal\t108\t300\n")
+    # the injection names the file's own lines, which `anima why` shows as they are
+    [record] = [json.loads(x) for x in (corpus / "log" / "injections.jsonl").read_text().splitlines()]
+    assert record["sections"][0]["items"] == ["profile:3", "profile:4"]
+    why = run("why")
+    assert why.stdout.splitlines()[2:] == [
+        "profile\tprofile line\tprofile:3\thand-written\tfacts/profile.md#4\t"
+        "2026-11-20: started learning Rust, wants examples in it.",
+        "profile\tprofile line\tprofile:4\thand-written\tfacts/profile.md#5\t"
+        "2026-11-28: her cat Miso is ill; be gentle about it."]
+    # within its budget, all of it and no mark
+    assert run("config", "set", "prompt.budget.profile_handwritten", "200").exit_code == 0
+    whole = run("prompt", "--sections", "profile").stdout
+    assert whole == FRAME + "```md\n" + PROFILE.replace("\n\n", "\n") + "```\n"
+
+
+def test_a_profile_of_one_long_line_keeps_its_end_not_nothing(run, corpus):
+    text = ("Alice is a night owl who works on compilers and likes long walks. She prefers short direct answers "
+            "and hates emoji. She has two cats named Miso and Tofu, and one is ill.")
+    assert run("profile", "set", text).exit_code == 0
+    r = run("prompt", "--sections", "profile", "--stats")
+    kept = "She prefers short direct answers and hates emoji. She has two cats named Miso and Tofu, and one is ill."
+    assert (r.exit_code, r.stdout, r.stderr) == (0, FRAME + (
+        f"(Older lines are left out here: {len(text) - len(kept)} characters; the whole profile is in "
+        f"{corpus / 'facts' / 'profile.md'}.)\n\n```md\n…{kept}\n```\n"),
+        f"profile\t{len(kept) + 1}\t120\ntotal\t{len(kept) + 1}\t300\n")
+
+
+def test_a_chinese_profile_is_cut_at_a_sentence_and_marked_in_chinese(run, corpus):
+    assert run("config", "set", "core.lang", "zh").exit_code == 0
+    sentence = "她是夜猫子，做编译器，喜欢长距离散步。"   # 19 characters
+    assert run("profile", "set", sentence * 8).exit_code == 0
+    r = run("prompt", "--sections", "profile")
+    # 119 characters of room after the ellipsis: six whole sentences (114), from a sentence on
+    assert r.stdout == (
+        "## 关于对方\n\n你对正在交谈的这个人的了解，来自对方说过、并经人确认的事实。\n\n"
+        f"（此处略去了较早的内容，共 38 个字符；完整的在 {corpus / 'facts' / 'profile.md'}。）\n\n"
+        f"```md\n…{sentence * 6}\n```\n")
+
+
 def test_profile_off_leaves_it_out_of_the_prompt(run, corpus):
     c = stage(run, 4, "My cat is called Miso.", "pets")
     run("approve", c)
@@ -177,6 +239,38 @@ def test_habits_are_suggested_at_three_and_made_only_by_promote(run, corpus):
     assert "Tea, always." in run("prompt", "--sections", "habits").stdout
     assert run("habits", "demote", "tea").exit_code == 0
     assert run("habits", "promote", "pets").exit_code == 77
+
+
+def test_promoting_below_the_threshold_needs_force(run, corpus, anima_bin):
+    import subprocess
+
+    run("approve", stage(run, 2, "I drink green tea every morning.", "tea"),
+        stage(run, 5, "I also drink oolong in the evening.", "tea"))
+    before = snapshot(corpus)
+    p = subprocess.run([anima_bin, "habits", "promote", "tea"], capture_output=True, text=True)
+    assert (p.returncode, p.stdout, p.stderr) == (77, "", "anima: 'tea' has 2 approved facts, fewer than the 3 a habit "
+                                                          "needs (facts.habit_threshold); --force promotes it anyway\n")
+    assert snapshot(corpus) == before
+    r = run("habits", "promote", "tea", "--force", "--text", "Tea, always.")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+    assert json.loads((corpus / "facts" / "habits.json").read_text()) == {
+        "habits": {"tea": {"promoted": "2026-11-30T21:05:00Z", "text": "Tea, always."}}}
+    assert run("habits").stdout == "HABIT\ttea\tTea, always.\n"
+
+
+def test_the_threshold_is_the_setting_and_a_tag_without_facts_stays_refused(run, corpus):
+    run("approve", stage(run, 4, "My cat is called Miso.", "pets"))
+    r = run("habits", "promote", "pets")
+    assert (r.exit_code, r.stderr) == (77, "anima: 'pets' has 1 approved fact, fewer than the 3 a habit needs "
+                                           "(facts.habit_threshold); --force promotes it anyway\n")
+    before = snapshot(corpus)
+    r = run("habits", "promote", "dogs", "--force")
+    assert (r.exit_code, r.stdout, r.stderr) == (
+        77, "", "anima: no approved fact has the tag 'dogs'; a habit stands on approved facts\n")
+    assert snapshot(corpus) == before
+    assert run("config", "set", "facts.habit_threshold", "1").exit_code == 0
+    assert run("habits", "promote", "pets").exit_code == 0
+    assert list(json.loads((corpus / "facts" / "habits.json").read_text())["habits"]) == ["pets"]
 
 
 def test_tags_are_checked(run, corpus):

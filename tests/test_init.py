@@ -88,9 +88,34 @@ def test_home_flag_beats_the_environment(run, home, tmp_path):
     assert not home.exists()
 
 
-def test_gitignore_keeps_derived_files_out_of_git(run, home):
-    run("init")
-    assert (home / ".gitignore").read_text().splitlines()[1:] == ["cache/", "index/", ".*.lock", ".*.tmp"]
+def test_gitignore_keeps_derived_files_and_the_machinery_out_of_git(run, home):
+    import subprocess
+
+    run("init", "--lang", "en")
+    patterns = [x for x in (home / ".gitignore").read_text().splitlines() if x and not x.startswith("#")]
+    assert patterns == ["cache/", "index/", ".*.lock", ".*.tmp", "pipeline/", "log/", "notes/heat.json"]
+    # a lived-in home: a person's waiting message, the logs, the usage counts, the cache
+    assert run("say", "--speaker", "Alice", "my password is hunter2").exit_code == 0
+    assert run("note", "add", "I answer better when I slow down.").exit_code == 0
+    assert run("prompt").exit_code == 0
+    assert run("session", "append", "--session", "s1", "--role", "user", "I like tea.").exit_code == 0
+    subprocess.run(["git", "init", "-q", str(home)], check=True)
+    subprocess.run(["git", "-C", str(home), "add", "-A"], check=True)
+    added = subprocess.run(["git", "-C", str(home), "diff", "--cached", "--name-only"], capture_output=True,
+                           text=True, check=True).stdout.split()
+    assert "notes/notes.md" in added and "sessions/s1.jsonl" in added
+    assert not [f for f in added if f.startswith(("pipeline/", "log/", "cache/", "index/")) or f == "notes/heat.json"
+                or os.path.basename(f).startswith(".") and f != ".gitignore"]
+
+
+def test_init_adds_the_patterns_an_older_gitignore_lacks_and_keeps_the_rest(run, home):
+    run("init", "--lang", "en")
+    (home / ".gitignore").write_text("# mine\ncache/\n*.bak")  # no final newline
+    r = run("init")
+    assert r.stderr == f"anima: initialised {home} (en): 1 files and directories created\n"
+    assert (home / ".gitignore").read_text() == ("# mine\ncache/\n*.bak\n# Added by anima init (anima-home(5)).\n"
+                                                 "index/\n.*.lock\n.*.tmp\npipeline/\nlog/\nnotes/heat.json\n")
+    assert run("init").stderr == f"anima: {home} is already initialised; nothing changed\n"
 
 
 def test_init_recreates_a_missing_directory_and_says_so(run, home):

@@ -123,7 +123,8 @@ def test_a_rhythm_trigger(run, home):
     r = run("tick", "--now", "2026-11-30T22:00:00Z")
     assert r.exit_code == 0, r.stderr
     printed = internalize_(run, when="2026-11-30T22:00:10Z")
-    assert bodies(home) == ["Evening: it is 22:00.", "The hour strikes: it is 22:00."]
+    assert bodies(home) == ["Evening: it is 22:00, night. Nothing is waiting for me.",
+                            "The hour strikes: it is 22:00, night. Nothing is waiting for me."]
     assert printed == now_md(home)
 
 
@@ -131,7 +132,7 @@ def test_a_rhythm_trigger_zh(run, home):
     setup(run, "zh")
     assert run("tick", "--now", "2026-11-30T22:00:00Z", env={"ANIMA_LANG": "zh"}).exit_code == 0
     internalize_(run, when="2026-11-30T22:00:10Z")
-    assert sorted(bodies(home)) == ["夜晚：现在是 22:00。", "整点：现在是 22:00。"]
+    assert sorted(bodies(home)) == ["夜晚：现在是 22:00，深夜。没有什么在等我。", "整点：现在是 22:00，深夜。没有什么在等我。"]
 
 
 def carry_out(run, home, command, params, when):
@@ -442,7 +443,7 @@ def test_a_malformed_message_goes_to_dead_letter(run, home):
 
     q = queues.Queue(Home(str(home)), "message")
     q.deliver(queues.envelope("message", "test", {"speaker": "Bob"}, "msg", now=NOW_TS))  # no text
-    q.deliver(queues.envelope("reflection", "test", {"text": "x"}, "msg", now=NOW_TS))
+    q.deliver(queues.envelope("reflection", "test", {"text": " "}, "msg", now=NOW_TS))  # no thought
     (home / "pipeline" / "message_queue" / "msg_zzz.json").write_text("{not json")
     say(run, "fine", "Bob")
     out = pipe(run)

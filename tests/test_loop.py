@@ -168,3 +168,16 @@ def test_installed_side_by_side(env, home, tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "Fay said: “side by side”" in now_md(home)
+
+
+def test_the_helper_scripts_are_on_the_path_the_readme_gives(anima_bin):
+    """make demo and make test put anima in .venv/bin, the PATH the README gives: anima-loop and
+    anima-crontab are there too, as the scripts of bin/ (links: an edit is what runs)."""
+    here = os.path.dirname(anima_bin)
+    for name in ("anima-loop", "anima-crontab"):
+        path = os.path.join(here, name)
+        assert os.access(path, os.X_OK), f"{path}: not there (make test links it)"
+        assert os.path.samefile(path, os.path.join(ROOT, "bin", name))
+    r = subprocess.run(["anima-crontab"], env={"PATH": f"{here}:/usr/bin:/bin", "ANIMA_HOME": "/nonexistent"},
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and f"{here}/anima tick" in r.stdout, r.stderr

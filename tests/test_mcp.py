@@ -107,6 +107,32 @@ def test_a_tool_call_changes_what_the_next_read_says(anima_bin, tmp_path):
     assert anima(anima_bin, "self", "get", "direction") == "Focus: the MCP server.\n"
 
 
+def test_the_baseline_is_proposed_over_mcp_as_over_call(anima_bin, tmp_path):
+    """update_self_block of personality_baseline writes a proposal, never the block; a person accepts it."""
+    anima(anima_bin, "init", "--lang", "en")
+    home = os.environ["ANIMA_HOME"]
+    with open(os.path.join(home, "self/blocks/personality_baseline.md"), "rb") as f:
+        before = f.read()
+
+    async def body(s):
+        return await s.call_tool("update_self_block", {"key": "personality_baseline", "body": "I am calm and direct."})
+
+    proposed, stderr = serve(anima_bin, tmp_path, body)
+    pid = proposed.structured_content["proposal"]
+    assert not proposed.is_error and stderr == ""
+    assert proposed.structured_content == {
+        "key": "personality_baseline", "changed": False, "proposal": pid, "new": True, "status": "open",
+        "accept": f"anima self accept {pid}",
+        "note": f"not written: proposed as {pid}; the personality baseline changes when a person accepts it "
+                f"(`anima self accept {pid}`)"}
+    assert json.loads(proposed.content[0].text) == proposed.structured_content
+    with open(os.path.join(home, "self/blocks/personality_baseline.md"), "rb") as f:
+        assert f.read() == before
+    assert anima(anima_bin, "self", "proposals").split("\t")[:3] == [pid, "open", "personality_baseline"]
+    anima(anima_bin, "self", "accept", pid)
+    assert anima(anima_bin, "self", "get", "personality_baseline") == "I am calm and direct.\n"
+
+
 def test_stdout_is_only_the_protocol_and_eof_ends_it(anima_bin, tmp_path):
     """A host reading the pipe line by line gets JSON-RPC and nothing else; closing stdin ends it, 0."""
     anima(anima_bin, "init", "--lang", "en")
@@ -146,8 +172,8 @@ def test_each_tool_call_is_its_own_commit(anima_bin, tmp_path, monkeypatch):
     (first, second), _ = serve(anima_bin, tmp_path, body)
     assert not first.is_error and not second.is_error, (first, second)
     log = subprocess.run(["git", "-C", home, "log", "--format=%s"], capture_output=True, text=True).stdout.split("\n")
-    assert log[:2] == ["mcp update_self_block: direction I want to learn to sail.",
-                       "mcp self_note: I check the transcripts before I answer."]
+    assert log[:2] == ["mcp update_self_block: self/blocks/direction.md and 1 more",
+                       "mcp self_note: notes/meta.json, notes/notes.md"]
 
     # a quote of the person's words is theirs to keep in facts/, not in the commit message
     anima(anima_bin, "session", "append", "--session", "s1", "--role", "user", "Text me at 415-555-0132 after six.")
@@ -157,5 +183,5 @@ def test_each_tool_call_is_its_own_commit(anima_bin, tmp_path, monkeypatch):
 
     staged, _ = serve(anima_bin, tmp_path, stage)
     assert not staged.is_error, staged
-    log = subprocess.run(["git", "-C", home, "log", "--format=%s"], capture_output=True, text=True).stdout.split("\n")
-    assert log[0] == "mcp memory_stage: s1 2 Text me at [phone]"
+    log = subprocess.run(["git", "-C", home, "log", "--format=%B"], capture_output=True, text=True).stdout
+    assert log.startswith("mcp memory_stage: facts/facts.jsonl\n") and "0132" not in log

@@ -189,3 +189,28 @@ def test_metrics_count_the_files(run, home):
     assert 'anima_queue_waiting{queue="message"} 2\n' in prom
     for line in prom.splitlines():  # every sample line: name{labels} value
         assert line.startswith("# ") or line.split()[-1].replace(".", "").isdigit()
+
+
+def test_prometheus_metrics_pass_promtool_and_say_when_the_heart_last_beat(run, home):
+    """promtool (make tools installs it) is the check Prometheus users run on a textfile."""
+    import shutil
+    import subprocess
+
+    from anima import __version__
+
+    run("init", "--lang", "en")
+    assert "anima_last_tick_timestamp_seconds" not in run("metrics", "--prom").stdout  # never ticked
+    run("say", "one", "--speaker", "a")
+    assert run("tick", "--now", "2026-12-01T10:00:00Z").exit_code == 0
+    run("session", "append", "--session", "s1", "--role", "user", "I like tea.")
+    assert run("stage", "--session", "s1", "--line", "2", "--quote", "I like tea").exit_code == 0
+    prom = run("metrics", "--prom").stdout
+    assert f'anima_build_info{{version="{__version__}"}} 1\n' in prom
+    assert "anima_last_tick_timestamp_seconds 1796119200\n" in prom
+    assert "anima_facts_waiting 1\n" in prom
+    assert 'anima_dispatch_actions_total{result="done"} 0\n' in prom and "anima_llm_calls_total 0\n" in prom
+    assert shutil.which("promtool"), "promtool is missing: make tools installs it (Debian package prometheus)"
+    checked = subprocess.run(["promtool", "check", "metrics"], input=prom, capture_output=True, text=True)
+    assert (checked.returncode, checked.stdout, checked.stderr) == (0, "", "")
+    text = run("metrics").stdout
+    assert "last_tick\t2026-12-01T10:00:00Z\n" in text and "facts.waiting\t1\n" in text

@@ -1,7 +1,11 @@
+import hashlib
 import json
+import os
+import subprocess
 
 import pytest
 
+from conftest import snapshot
 from sessions import write_session
 
 
@@ -75,3 +79,114 @@ def test_a_block_holding_the_users_private_data_is_refused_and_unchanged(run, co
     assert (code, res["error"]) == (77, "direction: refusing a body that holds a phone number (********32): a block "
                                         "is about me, not the user's private data; --force writes it anyway")
     assert call(run, "get_self_blocks", {"key": "direction"})[1] == before
+
+
+BASELINE = "self/blocks/personality_baseline.md"
+
+
+def proposed(pid, new=True):
+    return {"key": "personality_baseline", "changed": False, "proposal": pid, "new": new, "status": "open",
+            "accept": f"anima self accept {pid}",
+            "note": f"not written: proposed as {pid}; the personality baseline changes when a person accepts it "
+                    f"(`anima self accept {pid}`)"}
+
+
+def test_the_agent_proposes_its_baseline_and_a_person_accepts_it(run, corpus, anima_bin):
+    before = (corpus / BASELINE).read_bytes()
+    args = json.dumps({"key": "personality_baseline", "body": "I am calm and direct."})
+    p = subprocess.run([anima_bin, "call", "update_self_block"], input=args, capture_output=True, text=True)
+    [name] = [n for n in os.listdir(corpus / "self/proposals") if not n.startswith(".")]
+    pid = name.removesuffix(".md")
+    assert (p.returncode, json.loads(p.stdout), p.stderr) == (0, proposed(pid), "")
+    # the block is as it was: no write, no history
+    assert (corpus / BASELINE).read_bytes() == before
+    assert not (corpus / "self/blocks/.history/personality_baseline").exists()
+    assert (corpus / "self/proposals" / name).read_text() == (
+        f'---\nid: "{pid}"\nkey: "personality_baseline"\nstatus: "open"\nproposed: "2026-11-30T21:05:00Z"\n'
+        f'by: "agent"\nbase_sha256: "{hashlib.sha256(block_body(before).encode()).hexdigest()}"\n'
+        'evidence: ["the agent asked for it, with update_self_block"]\n---\nI am calm and direct.\n')
+    listed = run("self", "proposals")
+    assert (listed.exit_code, listed.stdout) == (
+        0, f"{pid}\topen\tpersonality_baseline\t2026-11-30T21:05:00Z\tthe agent asked for it, with update_self_block\n")
+
+    # asked again: the same proposal, nothing new written
+    proposal = (corpus / "self/proposals" / name).read_bytes()
+    assert call(run, "update_self_block", {"key": "personality_baseline", "body": "I am calm and direct.\n"}) == \
+        (0, proposed(pid, new=False))
+    assert (corpus / "self/proposals" / name).read_bytes() == proposal
+
+    # the person's decision writes it, the old version kept
+    assert run("self", "accept", pid).exit_code == 0
+    assert run("self", "get", "personality_baseline").stdout == "I am calm and direct.\n"
+    assert (corpus / "self/blocks/.history/personality_baseline/1.md").read_bytes() == before
+    # now it is the body: unchanged, and no proposal
+    assert call(run, "update_self_block", {"key": "personality_baseline", "body": "I am calm and direct."}) == \
+        (0, {"key": "personality_baseline", "changed": False})
+    assert len([n for n in os.listdir(corpus / "self/proposals") if not n.startswith(".")]) == 1
+
+
+def test_a_rejected_baseline_change_is_not_proposed_again(run, corpus):
+    code, res = call(run, "update_self_block", {"key": "personality_baseline", "body": "I am blunt."})
+    pid = res["proposal"]
+    assert (code, res) == (0, proposed(pid))
+    assert run("self", "reject", pid).exit_code == 0
+    proposal = (corpus / "self/proposals" / f"{pid}.md").read_bytes()
+    assert call(run, "update_self_block", {"key": "personality_baseline", "body": "I am blunt."}) == (0, {
+        "key": "personality_baseline", "changed": False, "proposal": pid, "new": False, "status": "rejected",
+        "accept": None, "note": f"not written: this very change was proposed before as {pid}, and a person has "
+                                "rejected it"})
+    assert (corpus / "self/proposals" / f"{pid}.md").read_bytes() == proposal
+    # another body is another proposal
+    code, other = call(run, "update_self_block", {"key": "personality_baseline", "body": "I am gentle."})
+    assert code == 0 and other["proposal"] != pid and other["new"] is True
+
+
+def test_a_person_still_sets_the_baseline_at_once(run, corpus):
+    r = run("self", "set", "personality_baseline", input="I am a person's choice.\n")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+    assert run("self", "get", "personality_baseline").stdout == "I am a person's choice.\n"
+    assert not (corpus / "self/proposals").exists()
+
+
+@pytest.mark.parametrize("body, locked, error", [
+    ("I keep the user's PIN, 4821, for later.", False,
+     "personality_baseline: refusing a body that holds a password or PIN (*******21): a block is about me, not "
+     "the user's private data; --force writes it anyway"),
+    ("x" * 2001, False, "personality_baseline: body has 2001 characters, over the cap of 2000 (self.block_max_chars)"),
+    ("I am someone else.", True,
+     "personality_baseline: block is locked; a proposal cannot change it "
+     "(`anima self set personality_baseline --force` can)"),
+])
+def test_a_baseline_proposal_is_refused_as_a_write_would_be(run, corpus, body, locked, error):
+    if locked:
+        block = corpus / BASELINE
+        block.write_text(block.read_text().replace("locked: false", "locked: true"))
+    before = snapshot(corpus)
+    r = run("call", "update_self_block", input=json.dumps({"key": "personality_baseline", "body": body}))
+    assert (r.exit_code, json.loads(r.stdout), r.stderr) == (77, {"error": error, "exit": 77}, f"anima: {error}\n")
+    assert snapshot(corpus) == before
+
+
+def test_the_anchor_stays_refused(run, corpus):
+    before = snapshot(corpus)
+    r = run("call", "update_self_block", input=json.dumps({"key": "existence_anchor", "body": "I am someone else."}))
+    error = ("update_self_block: 'key' must be one of self_model, personality_baseline, direction, metacognition, "
+             "autobiography_summary")
+    assert (r.exit_code, json.loads(r.stdout), r.stderr) == (2, {"error": error, "exit": 2}, f"anima: {error}\n")
+    assert snapshot(corpus) == before
+
+
+def block_body(raw: bytes) -> str:
+    return raw.decode().split("\n---\n", 1)[1].rstrip()
+
+
+def test_the_same_change_asked_for_at_once_is_one_proposal(run, corpus, anima_bin):
+    """Eight real processes race to propose one body: one proposal, one of them new, all the same id."""
+    args = json.dumps({"key": "personality_baseline", "body": "I am calm and direct."})
+    procs = [subprocess.Popen([anima_bin, "call", "update_self_block"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    answers = [json.loads(p.communicate(args, timeout=60)[0]) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8
+    [name] = [n for n in os.listdir(corpus / "self/proposals") if not n.startswith(".")]
+    assert {a["proposal"] for a in answers} == {name.removesuffix(".md")}
+    assert sorted(a["new"] for a in answers) == [False] * 7 + [True]

@@ -34,7 +34,7 @@ def get(home, key, as_json):
 @click.argument("value")
 @click.pass_obj
 def set_(home, key, value):
-    """Set KEY to VALUE in config.toml (lists are comma-separated)."""
+    """Set KEY to VALUE in config.toml (a list: comma-separated, or a JSON array of strings)."""
     from anima.infra import config
 
     config.set_value(home.config, key, value)

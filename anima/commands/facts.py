@@ -222,12 +222,18 @@ def habits(ctx, as_json):
 @habits.command("promote")
 @click.argument("tag")
 @click.option("--text", metavar="TEXT", help="How the habit reads in the prompt.  [default: its newest fact]")
+@click.option("--force", is_flag=True, help="Promote a tag with fewer approved facts than facts.habit_threshold.")
 @click.pass_obj
-def habits_promote(home, tag, text):
-    """Make TAG a habit (a person's decision)."""
-    from anima.infra import clock
+def habits_promote(home, tag, text, force):
+    """Make TAG a habit (a person's decision).
 
-    _store(home).promote(tag, text, clock.now())
+    TAG needs facts.habit_threshold approved facts (3); with fewer, --force. A tag no
+    approved fact has is refused even so. Refused: exit 77, nothing written.
+    """
+    from anima.infra import clock, config
+
+    threshold = config.load(home.config)["facts.habit_threshold"]
+    _store(home).promote(tag, text, clock.now(), threshold, force)
 
 
 @habits.command("demote")

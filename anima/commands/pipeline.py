@@ -7,18 +7,24 @@ from anima.commands._io import out, read_input
 
 @click.command("say")
 @click.argument("text", nargs=-1)
-@click.option("--speaker", metavar="NAME", help="Who said it (needed for TEXT).")
+@click.option("--speaker", metavar="NAME", help="Who said it (needed for a message).")
 @click.option("--scene", metavar="S", help="Where it was said.")
+@click.option("--kind", type=click.Choice(["message", "system", "reflection"]), default=None,
+              help="What TEXT is: a message (the default; needs --speaker), a system event, or a "
+                   "reflection (a thought offered to her).")
 @click.option("--json", "as_json", metavar="FILE", is_flag=False, flag_value="-", default=None,
               help="Read events as JSON from FILE (`-`: stdin): one object, or NDJSON of many.")
 @click.pass_obj
-def say(home, text, speaker, scene, as_json):
+def say(home, text, speaker, scene, kind, as_json):
     """Put an event in the inbox: what someone said, or any event as JSON. Prints its id.
 
-    `anima say TEXT --speaker NAME [--scene S]` is a message. `anima say --json [FILE]`
-    takes one event object, or NDJSON of many: each the payload of what happened; a message
-    needs "text" and "speaker"; "source_type" (message or system: an action's result is
-    anima dispatch's alone to tell), "trace_id" and "ttl_sec" go into the envelope. Invalid
+    `anima say TEXT --speaker NAME [--scene S]` is a message; `anima say --kind system TEXT`
+    a system event, `--kind reflection TEXT` a thought offered to her (a host's thinking
+    step: she considers it, it is never her decision). `anima say --json [FILE]` takes one
+    event object, or NDJSON of many: each the payload of what happened; a message needs
+    "text" and "speaker", a reflection "text"; "source_type" (message, system or
+    reflection: a rhythm trigger is anima tick's and an action's result anima dispatch's
+    alone to tell), "trace_id" and "ttl_sec" go into the envelope. Invalid
     JSON, a missing field, or a control character other than a tab or a line break in any
     string of an event: exit 65, one line naming the line, and nothing written, not even
     the valid ones.
@@ -29,13 +35,17 @@ def say(home, text, speaker, scene, as_json):
 
     now = clock.now()
     if as_json is not None:
-        if text or speaker or scene:
-            raise UsageError("--json reads whole events; give no TEXT, --speaker or --scene")
+        if text or speaker or scene or kind:
+            raise UsageError("--json reads whole events; give no TEXT, --speaker, --scene or --kind")
         raw = read_input(as_json, 16 * 1024 * 1024, "say --json", "on stdin or as --json FILE")
         said = events.parse_events(raw, "stdin" if as_json == "-" else as_json, "say", now)
+    elif kind in ("system", "reflection"):
+        if not text or speaker is not None or scene is not None:
+            raise UsageError(f"say --kind {kind} TEXT (no --speaker or --scene: no one said it)")
+        said = [events.event({"source_type": kind, "text": " ".join(text)}, "say", "say", now)]
     else:
         if not text or speaker is None:
-            raise UsageError("say TEXT --speaker NAME (or --json)")
+            raise UsageError("say TEXT --speaker NAME (or --kind system|reflection TEXT, or --json)")
         obj = {"text": " ".join(text), "speaker": speaker}
         if scene is not None:
             obj["scene"] = scene
@@ -84,7 +94,8 @@ def dispatch(home):
 @click.pass_obj
 def metrics(home, as_json, prom):
     """Print how Pool B is doing: per queue waiting, claimed, done, dead and the oldest's age;
-    events per hour over the last day; dispatch results; model calls. KEY<TAB>value lines."""
+    events per hour over the last day; dispatch results; model calls; the last tick; facts
+    waiting for a person. KEY<TAB>value lines."""
     import json
 
     from anima.pipeline import metrics as measuring

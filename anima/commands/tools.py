@@ -12,8 +12,9 @@ from anima.infra import jsontext
 def tools(as_json):
     """List the tools an agent may call: NAME<TAB>description, or --json the schemas.
 
-    self_note, memory_recall, memory_stage, get_self_blocks, update_self_block, outbox_take,
-    outbox_ack. Approving, retiring and promoting are a person's commands, never tools.
+    self_note, memory_recall, memory_stage, get_self_blocks, update_self_block (which only
+    proposes a change to personality_baseline), outbox_take, outbox_ack. Approving,
+    retiring, promoting and accepting a proposal are a person's commands, never tools.
     """
     from anima.host.tools import SCHEMAS
 

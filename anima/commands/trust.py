@@ -17,7 +17,8 @@ def check(home, only, as_json):
     secret (an API key, token or password in the self's text files), contradiction (two
     approved facts on a tag in facts.single_valued_tags), stale (a fact, memory line or
     autobiography entry whose source is gone or changed; `anima verify` tells which), mode
-    (files 0600, directories 0700, no symbolic links), stream (pipeline/stream.jsonl in step
+    (nothing another user can reach: the home 0700, or else files 0600 and directories 0700;
+    no symbolic links), stream (pipeline/stream.jsonl in step
     with now.md and the archive: generations in order, every record's lines there as
     recorded, no line torn by a crash mid-append), rhythm (every time in
     pipeline/heartbeat/rhythm.json one anima takes), text (a text file of the self, notes/

@@ -7,7 +7,8 @@ A fact's id is a hash of its source and quote, so staging the same quote from th
 turn again finds the same fact.
 
 The profile and the habits are views over the approved facts, never facts themselves: the
-profile shows the newest approved fact per tag; a habit is a tag a person promoted.
+profile shows the newest approved fact per tag; a habit is a tag a person promoted, once
+facts.habit_threshold approved facts carry it (or sooner, forced).
 """
 
 import json
@@ -212,16 +213,25 @@ class FactStore:
                 counts[tag] = counts.get(tag, 0) + 1
         return counts
 
-    def promote(self, tag: str, text: str | None, now: float) -> None:
+    def promote(self, tag: str, text: str | None, now: float, threshold: int, force: bool) -> None:
+        """Make `tag` a habit at `now`; Refused, nothing written, when no approved fact has
+        it, or fewer than `threshold` do and not `force`."""
+        # before even the lock file is made; that lock guards habits.json, not the facts it counts
+        self._enough(tag, threshold, force)
         with fs.locked(self.habits_path, what="habits"):
-            newest = next((f for f in self.approved() if tag in f.get("tags", [])), None)
-            if newest is None:
-                raise Refused(f"no approved fact has the tag {tag!r}; a habit stands on approved facts")
             habits = self.habits()
             habits[tag] = {"promoted": clock.iso(now)}
             if text:
                 habits[tag]["text"] = normalise(text)
             fs.atomic_write(self.habits_path, json.dumps({"habits": habits}, ensure_ascii=False, indent=1) + "\n")
+
+    def _enough(self, tag: str, threshold: int, force: bool) -> None:
+        count = self.tag_counts().get(tag, 0)
+        if count == 0:
+            raise Refused(f"no approved fact has the tag {tag!r}; a habit stands on approved facts")
+        if count < threshold and not force:
+            raise Refused(f"{tag!r} has {count} approved fact{'s' if count > 1 else ''}, fewer than the "
+                          f"{threshold} a habit needs (facts.habit_threshold); --force promotes it anyway")
 
     def demote(self, tag: str) -> None:
         with fs.locked(self.habits_path, what="habits"):

@@ -23,8 +23,9 @@ PROMPT_DESCRIPTION = ("What `anima prompt` prints: the self blocks, self-notes, 
                       "and the project context. Put it into the system prompt.")
 INSTRUCTIONS = ("anima keeps your persistent first-person self. Read the resource anima://prompt (or the "
                 "prompt 'anima') into your system prompt; use the tools to write self-notes, recall past "
-                "conversations, propose facts about the user, read or rewrite your self blocks, and take "
-                "the replies you decided from your outbox (outbox_take), acknowledging each once sent "
+                "conversations, propose facts about the user, read or rewrite your self blocks, "
+                "propose a change to your personality baseline, which a person accepts, and take the "
+                "replies you decided from your outbox (outbox_take), acknowledging each once sent "
                 "(outbox_ack).")
 
 
@@ -158,10 +159,8 @@ def handlers(home, cwd, warn) -> dict:
             result = tools.call(home, params.name, params.arguments or {}, clock.now(), lambda m: warn(f"warning: {m}"))
             if os.path.exists(os.path.join(home.root, ".git")):
                 from anima.infra import git
-                from anima.notes import privacy
 
-                words = [str(v) for v in (params.arguments or {}).values()]
-                git.after(home, ["mcp", params.name], words, None, warn, mask=privacy.masked)
+                git.after(home, ["mcp", params.name], None, warn)
         except AnimaError as e:
             return failure(str(e), e.exit_code)
         except Exception as e:  # a bug in anima: the host gets one line, the session goes on

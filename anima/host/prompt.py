@@ -8,6 +8,7 @@ small file and prints it.
 
 import json
 import os
+import re
 
 from anima.infra import clock, fs, jsontext
 from anima.infra.config import SECTION_NAMES
@@ -50,6 +51,7 @@ FRAMES = {
         "project": "The {file} of the directory you are working in ({dir}). It belongs to the "
                    "project, not to you.",
         "cut": "(Cut here: {more} more characters are in {path}.)",
+        "older": "(Older lines are left out here: {more} characters; the whole profile is in {path}.)",
     },
     "zh": {
         "self": "以下是你对自己的认识，用你自己的口吻、以第一人称写成：把它当作你自己来读，而不是对别人的描述。",
@@ -59,6 +61,7 @@ FRAMES = {
         "habits": "经人确认的对方的习惯。",
         "project": "你当前工作目录（{dir}）下的 {file}。它属于项目，不属于你。",
         "cut": "（此处截断：{path} 还有 {more} 个字符。）",
+        "older": "（此处略去了较早的内容，共 {more} 个字符；完整的在 {path}。）",
     },
 }
 
@@ -69,12 +72,21 @@ class Item:
         self.id, self.text = id, text
 
 
+class Recent:
+    """A source's items as they were written, the newest last, with its own limit and the
+    file that holds them all: what fits is the newest (fill_recent), and a cut says so."""
+
+    def __init__(self, items: list[Item], limit: int, path: str):
+        self.items, self.limit, self.path = items, limit, path
+
+
 class Section:
     def __init__(self, name: str, body: str, used: int, limit: int | None, frame_vars: dict | None = None,
-                 after: str = "", items: list | None = None):
+                 after: str = "", items: list | None = None, before: str = ""):
         self.name, self.body, self.used = name, body, used
         self.limit = limit  # None: not budgeted
         self.frame_vars = frame_vars or {}
+        self.before = before  # a line printed before the fence, outside it
         self.after = after  # a line printed after the fence, outside it
         self.items = items or []  # ids of the items printed
 
@@ -104,10 +116,52 @@ def fill(items: list[Item], limit: int) -> tuple[list[Item], int]:
     return chosen, used
 
 
+ELLIPSIS = "…"
+
+
+def fill_recent(items: list[Item], limit: int) -> tuple[list[Item], int, int]:
+    """The longest run of `items` (oldest first) that ends with the newest and fits in
+    `limit` characters, in their order, its length, and how many characters of `items`
+    it leaves out; what is dropped is always the oldest.
+
+    Whole items, except when the newest alone is over `limit`: then its end after an
+    ellipsis, from a sentence on when that keeps at least half of the room, else from a
+    word (or, in Chinese, any character), so that a source over its budget never vanishes.
+    """
+    chosen, used, kept = [], 0, 0
+    for item in reversed(items):
+        if used + len(item.text) > limit:
+            if not chosen and limit > len(ELLIPSIS):
+                text, room = item.text, limit - len(ELLIPSIS)
+                tail = _tail(text, len(text) - room, room)
+                chosen, used, kept = [Item(item.id, ELLIPSIS + tail)], len(ELLIPSIS) + len(tail), len(tail)
+            break
+        chosen.append(item)
+        used += len(item.text)
+        kept += len(item.text)
+    return chosen[::-1], used, sum(len(i.text) for i in items) - kept
+
+
+_SENTENCE = re.compile(r"(?<=[.!?;]) +|(?<=[。！？；])")
+_WORD = re.compile(r" +")
+
+
+def _tail(text: str, start: int, room: int) -> str:
+    """The end of `text` from `start` on, begun where a sentence or a word does."""
+    for boundary, least in ((_SENTENCE, room // 2), (_WORD, 1)):
+        begins = (m.end() for m in boundary.finditer(text, max(start - 1, 0)))
+        at = next((b for b in begins if b >= start), len(text))
+        if len(text) - at >= least:
+            return text[at:]
+    return text[start:]
+
+
 def render(sections: list[Section], lang: str) -> str:
     parts = []
     for s in sections:
         frame = FRAMES[lang][s.name].format(**s.frame_vars)
+        if s.before:
+            frame += f"\n\n{s.before}"
         part = f"## {HEADINGS[lang][s.name]}\n\n{frame}\n\n{fence(s.body)}"
         if s.after:
             part += f"\n\n{s.after}"
@@ -174,8 +228,8 @@ def project_section(ctx: Context) -> Section | None:
 
 
 # The budgeted sections' items, best first, from the store that owns them (imported only when
-# the section is assembled): a list, or (items, the section's own limit), or None when the
-# section is switched off (no section, no stats); no items leave the section out.
+# the section is assembled): a list, or Recent (oldest first, with the section's own limit),
+# or None when the section is switched off (no section, no stats); no items leave the section out.
 
 def note_items(ctx: Context):
     from anima.notes.store import Store
@@ -197,15 +251,19 @@ def _facts(ctx: Context):
 
 
 def profile_items(ctx: Context):
-    """A person's hand-written profile, else the newest approved fact per tag."""
+    """A person's hand-written profile, else the newest approved fact per tag.
+
+    A hand-written profile is read as a person keeps one, adding below what they wrote
+    before: its last lines are its newest, and over its budget the oldest are left out.
+    """
     if not ctx.cfg["facts.profile"]:
         return None
     store, facts = _facts(ctx)
-    written = store.handwritten(ctx.read(store.profile_path) or "")
-    if written:
-        lines = [line.strip() for line in written.split("\n") if line.strip()]
-        return [Item(f"profile:{i}", line) for i, line in enumerate(lines)], \
-            ctx.cfg["prompt.budget.profile_handwritten"]
+    raw = ctx.read(store.profile_path) or ""
+    if store.handwritten(raw):
+        # ids are the file's own line numbers (from 0), which `anima why` points at
+        lines = [Item(f"profile:{i}", line.strip()) for i, line in enumerate(raw.split("\n")) if line.strip()]
+        return Recent(lines, ctx.cfg["prompt.budget.profile_handwritten"], store.profile_path)
     return [Item(f["id"], f"{tag}: {f['text']}") for tag, f, _ in store.profile(facts)]
 
 
@@ -239,17 +297,23 @@ def record_injections(home, injected: dict, now: float) -> None:
 
 
 def budgeted_section(ctx: Context, name: str, remaining: int) -> Section | None:
-    """A source gives its items best first, or (items, its own limit), or None for "off"."""
+    """A source gives its items best first, or Recent (its items oldest first, with its own
+    limit), or None for "off"."""
     source = ITEM_SOURCES.get(name)
     items = source(ctx) if source else []
     if items is None:
         return None
     own = ctx.cfg[f"prompt.budget.{name}"]
-    if isinstance(items, tuple):
-        items, own = items
-    chosen, used = fill(items, min(own, remaining))
+    before = ""
+    if isinstance(items, Recent):
+        recent, own = items, items.limit
+        chosen, used, more = fill_recent(recent.items, min(own, remaining))
+        if more and chosen:
+            before = FRAMES[ctx.lang]["older"].format(more=more, path=recent.path)
+    else:
+        chosen, used = fill(items, min(own, remaining))
     ctx.shown.update(i.id for i in chosen)
-    return Section(name, "\n".join(i.text for i in chosen), used, own, items=[i.id for i in chosen])
+    return Section(name, "\n".join(i.text for i in chosen), used, own, items=[i.id for i in chosen], before=before)
 
 
 class Prompt:

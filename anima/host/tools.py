@@ -1,9 +1,10 @@
 """The agent-facing commands as OpenAI function-calling tools, and running one from JSON.
 
 Only what the agent may do itself is a tool: write a self-note, search the transcripts,
-stage a fact, read its blocks, rewrite an unlocked block, take the replies she decided
-from her outbox and acknowledge them once sent (a host whose model delivers them). Approving, retiring, promoting and
-forcing a locked block are a person's, and are not tools.
+stage a fact, read its blocks, rewrite an unlocked block, propose a change to the personality
+baseline, take the replies she decided from her outbox and acknowledge them once sent (a host
+whose model delivers them). Approving, retiring, promoting, accepting a proposal and forcing a
+locked block are a person's, and are not tools.
 """
 
 from anima.infra.errors import AnimaError, UsageError
@@ -43,7 +44,9 @@ SCHEMAS = [
                                            "metacognition", "autobiography_summary"]}}, []),
     _fn("update_self_block",
         "Rewrite one of your self blocks, in the first person, about yourself: the existence anchor is "
-        "locked, and a body holding the user's private data is refused. The previous version is kept.",
+        "locked, and a body holding the user's private data is refused. The previous version is kept. "
+        "personality_baseline is not rewritten but proposed: it changes when a person accepts the proposal "
+        "the result names.",
         {"key": {"type": "string", "enum": ["self_model", "personality_baseline", "direction", "metacognition",
                                            "autobiography_summary"]},
          "body": {"type": "string", "description": "The new Markdown body."}}, ["key", "body"]),
@@ -130,7 +133,16 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
         return {"blocks": [{"key": b.key, "title": b.title, "locked": b.locked, "body": b.body}
                            for b in found if b is not None]}
     from anima.notes import privacy
+    from anima.self import proposals
 
+    if args["key"] == proposals.KEY:  # her baseline changes only when a person accepts the change
+        try:
+            pid, new, status = proposals.propose(home, args["body"], "agent", [EVIDENCE], cfg["self.block_max_chars"],
+                                                 now, privacy.settings(cfg))
+        except blocks.Unchanged:
+            return {"key": args["key"], "changed": False}
+        return {"key": args["key"], "changed": False, "proposal": pid, "new": new, "status": status,
+                "accept": f"anima self accept {pid}" if status == "open" else None, "note": _proposed(pid, status)}
     try:
         rev = blocks.write(home.blocks, args["key"], args["body"], force=False,
                            max_chars=cfg["self.block_max_chars"], lang=cfg["core.lang"], now=now,
@@ -138,6 +150,16 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
     except blocks.Unchanged:
         return {"key": args["key"], "changed": False}
     return {"key": args["key"], "changed": True, "previous_revision": rev}
+
+
+EVIDENCE = "the agent asked for it, with update_self_block"
+
+
+def _proposed(pid: str, status: str) -> str:
+    if status == "open":
+        return (f"not written: proposed as {pid}; the personality baseline changes when a person accepts it "
+                f"(`anima self accept {pid}`)")
+    return f"not written: this very change was proposed before as {pid}, and a person has {status} it"
 
 
 OUTBOX_TAKE_DEFAULT = 10

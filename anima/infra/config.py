@@ -96,7 +96,7 @@ class Setting:
                 raise ConfigError(f"{key}: must be true or false, not {_show(raw)}")
             value = words[raw.strip().lower()]
         elif self.kind in ("list", "words"):
-            value = [part.strip() for part in raw.split(",") if part.strip()]
+            value = parse_list(raw, key)
         elif self.kind == "cron":
             value = " ".join(raw.split())
         elif self.kind in ("commands", "routes"):
@@ -105,6 +105,29 @@ class Setting:
             except ValueError:
                 raise ConfigError(f'{key}: give a JSON object, e.g. {{"reply": ["notify-send", "{{text}}"]}}') from None
         return self.check(value, key)
+
+
+def parse_list(raw: str, key: str) -> list[str]:
+    """A list from the command line: a JSON array of strings ('["/a", "/b,c"]'), or items
+    separated by commas ('/a, /b'). Text that begins with '[' is JSON or refused, and an item
+    of the comma form may not begin with a quote: either is a JSON array gone wrong, and
+    stored as words it would be a setting nobody meant."""
+    text = raw.strip()
+    if text.startswith("["):
+        try:
+            value = jsontext.loads(text)
+        except ValueError as e:
+            raise ConfigError(f"{key}: {_show(raw)} begins with '[' but is not a JSON array ({e}); give a JSON "
+                              "array of strings, or the items separated by commas") from None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{key}: {_show(raw)} is not a JSON array of strings")
+        return value
+    items = [part.strip() for part in text.split(",") if part.strip()]
+    quoted = next((item for item in items if item[:1] in "\"'"), None)
+    if quoted is not None:
+        raise ConfigError(f"{key}: the item {_show(quoted)} begins with a quote; give a JSON array to quote "
+                          "items ('[\"a, b\", \"c\"]'), or the items unquoted separated by commas")
+    return items
 
 
 def _show(value) -> str:
@@ -159,11 +182,10 @@ SETTINGS: dict[str, Setting] = {
     "notes.inject": Setting(True, "Whether `anima prompt` prints the self-notes section.", "bool"),
     "notes.builtin_sensitive_words": Setting(
         True, "Refuse notes and self blocks holding health or finance specifics from the built-in zh/en "
-        "word lists, and mask them in git.autocommit's messages (anima-home(5) lists them, with the "
-        "context some words need).", "bool"),
+        "word lists (anima-home(5) lists them, with the context some words need).", "bool"),
     "notes.sensitive_words": Setting(
-        [], "More words that make a note or a self block refused wherever they stand, and are masked in "
-        "git.autocommit's messages (English words match whole words, any case; Chinese match anywhere).",
+        [], "More words that make a note or a self block refused wherever they stand (English words match "
+        "whole words, any case; Chinese match anywhere).",
         "words"),
     "recall.sources": Setting(
         [], "Globs of more transcript files or directories to search besides sessions/ "
@@ -179,7 +201,8 @@ SETTINGS: dict[str, Setting] = {
         5, "Sessions modified this recently are hot: never indexed, always scanned.", "int", 0, 100000),
     "index.jobs": Setting(2, "Processes `anima index rebuild` reads and tokenises with.", "int", 1, 64),
     "facts.habit_threshold": Setting(
-        3, "Approved facts a tag needs before `anima habits` suggests it as a habit.", "int", 1, 1000),
+        3, "Approved facts a tag needs before `anima habits` suggests it as a habit, and before "
+        "`anima habits promote` makes it one without --force.", "int", 1, 1000),
     "facts.profile": Setting(
         True, "Whether `anima prompt` prints the profile (about the person); `anima profile on|off`.", "bool"),
     "facts.single_valued_tags": Setting(
@@ -244,7 +267,7 @@ SETTINGS: dict[str, Setting] = {
         "baseline (`anima self proposals`); 0: never propose.", "int", 0, 1000000),
     "git.autocommit": Setting(
         False, "When the home is a git repository, commit what each command changed, with a message "
-        "saying what happened, private data masked (pipeline/ and log/ are left out).", "bool"),
+        "naming the command and the files, never its words (pipeline/ and log/ are left out).", "bool"),
     "rhythm.catch_up": Setting(
         120, "Minutes a rule's scheduled time may lie in the past and still fire (after downtime, "
         "only the latest missed time of each rule fires, once).", "int", 0, 100000),
@@ -332,13 +355,16 @@ def toml_value(value) -> str:
 
 def show_value(value, key: str | None = None) -> str:
     """How `config get` prints a value: what `config set` takes back (a table or a list of
-    tables as JSON, a list of words comma-separated)."""
+    tables as JSON, a list comma-separated, or as a JSON array when an item could not be
+    read back from the comma form)."""
     if key is not None and _lookup(key) is not None and _lookup(key).kind in ("commands", "routes"):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return ",".join(value)
+        plain = all(isinstance(v, str) and v and v == v.strip() and "," not in v and v[:1] not in "[\"'"
+                    for v in value)
+        return ",".join(value) if plain and value else json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
     return str(value)

@@ -8,11 +8,10 @@ or every turn; they are the machinery, not the self), nor what .gitignore leaves
 (cache/, index/, locks). Nothing of the self changed, no commit. `anima prompt` never
 commits: it runs every turn and changes only usage counts.
 
-The message is what happened: the command path and its arguments ("note add: I ...",
-"approve: f12ab34cd"), or the one a command chose ("consolidate 2026-11-30"). The arguments may
-be what a person said ("session append: ... my password is hunter2"): the caller passes the
-private-data detector as `mask`, and each piece it finds is its kind in the message instead
-("session append: ... my [password]"), so `git log` carries no secret. Two commands
+The message is what happened, never what was said: the command path and the files it
+changed ("note add: notes/notes.md", "self set: self/blocks/direction.md, ..."), or the
+subject a command chose ("consolidate 2026-11-30"), cut at 72 characters; the body lists
+every file. A command's words may be what a person said, so they are left out. Two commands
 committing at once: one waits for the other (..git.lock, beside .git), and each commits
 only the files it wrote itself (anima.infra.fs.CHANGED), so messages never swap. When both wrote
 the same file, the first commit holds both changes and the second is empty but still says
@@ -48,12 +47,22 @@ def _settings(home):
     return cfg if cfg["git.autocommit"] else None
 
 
-def message(path: list[str], rest: list[str], mask=None) -> str:
-    """ "note add: I answer ..." from the command's path and the rest of its words, each piece
-    of private data in them replaced by `mask` (text -> text) before it is cut to length."""
-    text = " ".join(path) + (": " + " ".join(" ".join(rest).split()) if rest else "")
-    if mask is not None:
-        text = mask(text)
+def ordered(files: list[str]) -> list[str]:
+    """Files as a message lists them: a block's kept versions (hidden) after the rest."""
+    return sorted(files, key=lambda f: (any(part.startswith(".") for part in f.split("/")), f))
+
+
+def message(path: list[str], files: list[str]) -> str:
+    """ "note add: notes/notes.md" from the command's path and the files it changed, as many
+    as fit in the subject, then how many more."""
+    head = " ".join(path) + ": "
+    files = ordered(files)
+    for n in range(len(files), 0, -1):
+        more = len(files) - n
+        text = head + ", ".join(files[:n]) + (f" and {more} more" if more else "")
+        if len(text) <= MESSAGE_MAX:
+            return text
+    text = head + f"{len(files)} files"
     return text if len(text) <= MESSAGE_MAX else text[: MESSAGE_MAX - 1] + "…"
 
 
@@ -79,9 +88,8 @@ def _changed(home) -> list[str]:
     return out
 
 
-def after(home, path: list[str], rest: list[str], chosen: str | None, warn, mask=None) -> str | None:
-    """Commit what the command `path` changed; return the commit message, or None if nothing was.
-    `mask(text, cfg)` hides the private data in the command's words (anima.notes.privacy.masked)."""
+def after(home, path: list[str], chosen: str | None, warn) -> str | None:
+    """Commit what the command `path` changed; return the commit's subject, or None if nothing was."""
     cfg = _settings(home) if path else None
     if cfg is None:
         return None
@@ -91,7 +99,6 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn, mask
         changed = [p for p in changed if p not in set(ignored.stdout.splitlines())]
     if not changed:
         return None
-    text = chosen or message(path, rest, None if mask is None else lambda words: mask(words, cfg))
     present = [p for p in changed if os.path.lexists(os.path.join(home.root, p))]
     gone = [p for p in changed if p not in present]
     if gone:  # a file git never tracked (a host's transcript) is no change to commit: its pathspec would fail
@@ -100,8 +107,9 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn, mask
         changed = present + gone
         if not changed:
             return None
+    subject = chosen or message(path, changed)
     try:
-        return _commit(home, present, gone, changed, text, warn)
+        return _commit(home, present, gone, changed, subject, warn)
     except (AnimaError, OSError) as e:  # a symlinked lock, a read-only .git: git's own failures are no worse
         if isinstance(e, OSError) and os_error_code(e) is None:
             raise
@@ -109,7 +117,7 @@ def after(home, path: list[str], rest: list[str], chosen: str | None, warn, mask
         return None
 
 
-def _commit(home, present: list[str], gone: list[str], changed: list[str], text: str, warn) -> str | None:
+def _commit(home, present: list[str], gone: list[str], changed: list[str], subject: str, warn) -> str | None:
     from anima.infra import fs
 
     # one committer at a time: git's own index.lock would make the loser fail, not wait (the
@@ -123,7 +131,8 @@ def _commit(home, present: list[str], gone: list[str], changed: list[str], text:
         # --allow-empty: a concurrent command may have committed this file with its own change;
         # this command's commit still says what it did
         # user.useConfigOnly: an identity git would guess from the host (root@vm) is none
-        steps.append(("-c", "user.useConfigOnly=true", "commit", "-q", "--allow-empty", "-m", text, "--", *changed))
+        steps.append(("-c", "user.useConfigOnly=true", "commit", "-q", "--allow-empty", "-m", subject,
+                      "-m", "\n".join(ordered(changed)), "--", *changed))
         for step in steps:
             done = _git(home, *step)
             if done.returncode != 0 and "commit" in step and \
@@ -133,4 +142,4 @@ def _commit(home, present: list[str], gone: list[str], changed: list[str], text:
                 warn(f"warning: {NOT_COMMITTED}: " + " ".join(done.stderr.split())[:200])
                 return None
     fs.CHANGED.clear()  # committed: a later call in this process (anima mcp) must not commit them again
-    return text
+    return subject

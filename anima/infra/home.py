@@ -45,7 +45,21 @@ cache/
 index/
 .*.lock
 .*.tmp
+# The machinery: Pool B's queues and journals (the person's waiting messages among them),
+# the logs, the notes' usage counts. They change every minute or every turn.
+pipeline/
+log/
+notes/heat.json
+# The transcripts are the person's own words. Facts cite them, so they are kept by default;
+# uncomment to keep them out of git (anima verify then needs them from elsewhere).
+# sessions/
 """
+
+
+def gitignore_missing(text: str) -> list[str]:
+    """The patterns of GITIGNORE that a home's .gitignore `text` lacks (its own lines kept)."""
+    have = {line.strip() for line in text.splitlines()}
+    return [line for line in GITIGNORE.splitlines() if line and not line.startswith("#") and line not in have]
 
 
 def default_root() -> str:

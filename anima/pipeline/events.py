@@ -1,10 +1,12 @@
 """Events in (`anima say`), and preprocessing: every event into message_queue, one envelope.
 
-An event is a JSON object: the payload of what happened. A message needs `text` and
-`speaker` (a string each); any event may carry `source_type` (message or system; default
-message), `trace_id` (to continue a chain) and `ttl_sec`, which go into the envelope, not
-the payload. An event never says it is her action's result: only `anima dispatch` tells of
-what she did. Preprocessing makes no distinction between a person's words, a
+An event is a JSON object: the payload of what happened. Any event may carry `source_type`
+(message, system or reflection; default message), `trace_id` (to continue a chain) and
+`ttl_sec`, which go into the envelope, not the payload. A message needs `text` and `speaker`
+(a string each); a reflection (a thought a host offers her) needs `text`; a system event is
+any fields (internalize tells what happened from them). A rhythm trigger is tick's alone,
+and an event never says it is her action's result: only `anima dispatch` tells of what
+she did. Preprocessing makes no distinction between a person's words, a
 system trigger, a rhythm or her own action's result: each becomes one msg_*.json with the
 same envelope, the event's trace id carried on.
 """
@@ -15,7 +17,8 @@ from anima.infra.errors import DataError
 from anima.infra.text import plain
 from anima.pipeline import queues
 
-EVENT_TYPES = ("message", "system")
+EVENT_TYPES = ("message", "system", "reflection")
+NEEDS = {"message": ("text", "speaker"), "reflection": ("text",)}  # fields each kind needs
 ENVELOPE_FIELDS = ("source_type", "trace_id", "ttl_sec")
 
 
@@ -29,10 +32,9 @@ def event(obj, what: str, node: str, now: float) -> dict:
         raise DataError(f"{what}: source_type action: only anima dispatch tells of what she did")
     if source_type not in EVENT_TYPES:
         raise DataError(f"{what}: source_type must be one of {', '.join(EVENT_TYPES)}, not {source_type!r}")
-    if source_type == "message":
-        for field in ("text", "speaker"):
-            if not isinstance(payload.get(field), str) or not payload[field].strip():
-                raise DataError(f"{what}: a message needs \"{field}\" (a non-empty string)")
+    for field in NEEDS.get(source_type, ()):
+        if not isinstance(payload.get(field), str) or not payload[field].strip():
+            raise DataError(f"{what}: a {source_type} needs \"{field}\" (a non-empty string)")
     _plain(payload, what)
     trace_id = obj.get("trace_id")
     if trace_id is not None and (not isinstance(trace_id, str) or not trace_id):

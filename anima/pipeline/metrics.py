@@ -3,12 +3,14 @@
 Per queue: files waiting, claimed, done and dead (dead letters whose reason names it), and
 the age of the oldest waiting one; events that arrived per hour over the last day (inbox
 files by their time of writing); dispatch results from its journal; model calls from
-log/llm.jsonl (when there is one).
+log/llm.jsonl (when there is one); when the last tick ran (pipeline/heartbeat/tick.json: the
+natural alert that cron stopped); the facts waiting for a person (candidates).
 """
 
 import os
 
 from anima.infra import clock, fs, jsontext
+from anima.infra.errors import AnimaError
 from anima.pipeline import queues
 
 
@@ -81,11 +83,35 @@ def collect(home) -> dict:
         elif "fallback" in entry:
             out["llm_fallbacks"] += 1
     out["dead_letters"] = sum(dead_by_queue.values())
+    out["last_tick"] = _last_tick(home)
+    out["facts_waiting"] = _candidates(home)
     return out
 
 
+def _last_tick(home) -> str | None:
+    """When the heartbeat last ran, as tick.json says (None: never, or a file anima cannot read)."""
+    try:
+        at = jsontext.loads(fs.read_text(home.path("pipeline", "heartbeat", "tick.json")) or "null")
+        return clock.iso(clock.parse(at["at"], "at")) if isinstance(at, dict) else None
+    except (ValueError, KeyError, TypeError, AnimaError):
+        return None
+
+
+def _candidates(home) -> int:
+    """Facts staged and waiting for a person to approve or retire them."""
+    from anima.facts.store import FactStore
+
+    try:
+        return sum(f.get("status") == "candidate" for f in FactStore(home).load())
+    except AnimaError:  # a damaged facts file is `anima check`'s to report, not a metric's
+        return 0
+
+
 def prometheus(m: dict) -> str:
-    """The Prometheus text exposition format (for node_exporter's textfile collector)."""
+    """The Prometheus text exposition format (for node_exporter's textfile collector), as
+    `promtool check metrics` wants it: counters end in _total, units in the name."""
+    from anima import __version__
+
     lines = []
 
     def metric(name, kind, help_text, samples):
@@ -95,6 +121,7 @@ def prometheus(m: dict) -> str:
             label = ",".join(f'{k}="{v}"' for k, v in labels.items())
             lines.append(f"anima_{name}{{{label}}} {value}" if label else f"anima_{name} {value}")
 
+    metric("build_info", "gauge", "The version of anima that wrote these metrics.", [({"version": __version__}, 1)])
     for field, help_text in (("waiting", "Files waiting in a queue."), ("claimed", "Files claimed by a consumer."),
                              ("done", "Files finished with."), ("dead", "Dead letters from a queue.")):
         metric(f"queue_{field}", "gauge", help_text,
@@ -103,11 +130,16 @@ def prometheus(m: dict) -> str:
            [({"queue": q}, v["oldest_age_sec"]) for q, v in m["queues"].items() if v["oldest_age_sec"] is not None])
     metric("events_last_hour", "gauge", "Events that arrived in the last hour.", [({}, m["events_per_hour"][-1])])
     metric("events_last_day", "gauge", "Events that arrived in the last 24 hours.", [({}, sum(m["events_per_hour"]))])
-    metric("dispatch_actions", "counter", "Actions dispatch carried out or failed.",
+    if m["last_tick"] is not None:
+        metric("last_tick_timestamp_seconds", "gauge", "When anima tick last ran (Unix time).",
+               [({}, int(clock.parse(m["last_tick"], "last_tick")))])
+    metric("facts_waiting", "gauge", "Facts staged and waiting for a person.", [({}, m["facts_waiting"])])
+    metric("dispatch_actions_total", "counter", "Actions dispatch carried out or failed.",
            [({"result": "done"}, m["dispatch"]["done"]), ({"result": "failed"}, m["dispatch"]["failed"])])
-    metric("llm_calls", "counter", "Model calls logged in log/llm.jsonl.", [({}, m["llm_calls"])])
-    metric("llm_failures", "counter", "Model calls that failed or answered invalidly.", [({}, m["llm_failures"])])
-    metric("llm_fallbacks", "counter", "Times the rules backend took over, the model budget spent.",
+    metric("llm_calls_total", "counter", "Model calls logged in log/llm.jsonl.", [({}, m["llm_calls"])])
+    metric("llm_failures_total", "counter", "Model calls that failed or answered invalidly.",
+           [({}, m["llm_failures"])])
+    metric("llm_fallbacks_total", "counter", "Times the rules backend took over, the model budget spent.",
            [({}, m["llm_fallbacks"])])
     return "\n".join(lines) + "\n"
 
@@ -118,5 +150,6 @@ def text(m: dict) -> str:
     rows.append(f"events.last_day\t{sum(m['events_per_hour'])}")
     rows += [f"dispatch.{k}\t{v}" for k, v in m["dispatch"].items()]
     rows += [f"dead_letters\t{m['dead_letters']}", f"llm_calls\t{m['llm_calls']}",
-             f"llm_failures\t{m['llm_failures']}", f"llm_fallbacks\t{m['llm_fallbacks']}"]
+             f"llm_failures\t{m['llm_failures']}", f"llm_fallbacks\t{m['llm_fallbacks']}",
+             f"last_tick\t{m['last_tick'] or '-'}", f"facts.waiting\t{m['facts_waiting']}"]
     return "\n".join(rows) + "\n"

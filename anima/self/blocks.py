@@ -150,11 +150,7 @@ def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, 
     premise (the body it was made against) no longer holds.
     """
     path = block_path(blocks_dir, key)
-    body = normalise(plain(body, f"block {key}"))
-    if not body.strip():
-        raise Refused(f"{key}: refusing an empty body")
-    if len(body) > max_chars:
-        raise Refused(f"{key}: body has {len(body)} characters, over the cap of {max_chars} (self.block_max_chars)")
+    body = checked_body(key, body, max_chars)
     if not force:  # refuse before even the lock file is created; the lock is checked again under it
         refuse_private(key, body, private)
         _refuse_locked(read(blocks_dir, key), key)
@@ -181,6 +177,16 @@ def write(blocks_dir: str, key: str, body: str, *, force: bool, max_chars: int, 
                     old.extra if old else {})
         fs.atomic_write(path, render(new))
     return rev
+
+
+def checked_body(key: str, body: str, max_chars: int) -> str:
+    """`body` as a block keeps it (normalised), or Refused: empty, or over the cap."""
+    body = normalise(plain(body, f"block {key}"))
+    if not body.strip():
+        raise Refused(f"{key}: refusing an empty body")
+    if len(body) > max_chars:
+        raise Refused(f"{key}: body has {len(body)} characters, over the cap of {max_chars} (self.block_max_chars)")
+    return body
 
 
 def refuse_private(key: str, body: str, private: dict) -> None:

@@ -3,13 +3,13 @@
 import os
 
 from anima.infra import config, fs
-from anima.infra.home import GITIGNORE, LAYOUT, Home
+from anima.infra.home import GITIGNORE, LAYOUT, Home, gitignore_missing
 from anima.self import blocks
 
 
 def init(home: Home, lang: str | None, now: float, environ=os.environ) -> tuple[str, list[str]]:
-    """Create whatever of the layout is missing (the blocks dated `now`); return the language
-    used and what was created."""
+    """Create whatever of the layout is missing (the blocks dated `now`), and add to the home's
+    .gitignore the patterns it lacks; return the language used and what was created or added to."""
     written = [d for d in (home.root, *(home.path(d) for d in LAYOUT)) if not os.path.isdir(d)]
     for d in LAYOUT:
         home.ensure(d)
@@ -19,5 +19,12 @@ def init(home: Home, lang: str | None, now: float, environ=os.environ) -> tuple[
     for path, text in ((home.config, config.render_default(lang=lang)), (home.path(".gitignore"), GITIGNORE)):
         if fs.create(path, text):
             written.append(path)
+    ignore = home.path(".gitignore")
+    missing = gitignore_missing(fs.read_text(ignore) or "")
+    if missing:  # a home laid out by an older anima, or a person's own .gitignore: add, never remove
+        current = fs.read_text(ignore) or ""
+        fs.append(ignore, ("\n" if current and not current.endswith("\n") else "")
+                  + "# Added by anima init (anima-home(5)).\n" + "".join(p + "\n" for p in missing))
+        written.append(ignore)
     written += blocks.init_blocks(home.blocks, lang, now)
     return lang, written

@@ -8,15 +8,16 @@ the body, the whole block body proposed:
     key: "personality_baseline"
     status: "open"                  open | accepted | rejected
     proposed: "2026-12-01T04:00:00Z"
-    by: "rules"
-    base_sha256: "..."              of the block body the proposal was made against
+    by: "rules"                     rules | agent | the model's name
+    base_sha256: "..."              of the block body the proposal was made against (null: no block yet)
     evidence: ["note n0b869a0f, injected 24 times (last 2026-11-30T21:00:00Z): I tend to ..."]
     note: "n0b869a0f"
     decided: "2026-12-01T09:12:00Z"  once accepted or rejected
     ---
     The proposed body.
 
-`anima consolidate` writes new ones (never the block); `anima self accept ID` makes the
+`anima consolidate` writes new ones (never the block), and so does the agent's own
+`update_self_block` tool for this key (propose, by "agent"); `anima self accept ID` makes the
 body the block's through blocks.write (a locked block, or a body holding the user's private
 data, is refused, exit 77), and only if the block is still the one the proposal was made
 against; `anima self reject ID` closes it.
@@ -79,6 +80,38 @@ def read(home, pid: str) -> tuple[dict, str]:
     return parse(text, file)
 
 
+def propose(home, body: str, by: str, evidence: list[str], cap: int, now: float,
+            private: dict) -> tuple[str, bool, str]:
+    """Propose `body` as the whole new personality baseline at `now`: (id, new, status).
+
+    Refused, nothing written, for what `self set` without --force refuses (an empty body, one
+    over `cap`, one holding the user's private data, a locked block); blocks.Unchanged for
+    the current body. A change is proposed once: the same body against the same block file
+    answers with the proposal already made, as it stands (a rejected one stays rejected).
+    """
+    body = blocks.checked_body(KEY, body, cap)
+    blocks.refuse_private(KEY, body, private)
+    block_file = blocks.block_path(home.blocks, KEY)
+    text = fs.read_text(block_file)
+    current = None if text is None else blocks.parse(text, KEY, block_file)
+    if current is not None and current.locked:
+        raise Refused(_locked(KEY))
+    if current is not None and current.body == body:
+        raise blocks.Unchanged(KEY)
+    # the whole block file, `updated` included: once the block has moved on (an accepted
+    # proposal, a revert), the same body is a new proposal against a new base
+    pid = new_id(KEY, by + chr(0) + sha(text or "") + chr(0) + sha(body))
+    file = path(home, pid)
+    with fs.locked(file, what=f"proposal {pid}"):
+        made = fs.read_text(file)
+        if made is not None:
+            return pid, False, str(parse(made, file)[0].get("status"))
+        meta = {"id": pid, "key": KEY, "status": "open", "proposed": clock.iso(now), "by": by,
+                "base_sha256": sha(current.body) if current is not None else None, "evidence": evidence}
+        fs.atomic_write(file, render(meta, body))
+    return pid, True, "open"
+
+
 def decide(home, pid: str, accept: bool, cap: int, lang: str, now: float, private: dict) -> None:
     """Accept (write the block) or reject an open proposal at `now`, then record the decision.
     `private`: the private-data settings blocks.write refuses a body by."""
@@ -108,10 +141,14 @@ def _check(home, pid: str, accept: bool, private: dict) -> tuple[dict, str]:
         blocks.refuse_private(key, blocks.normalise(body), private)
         current = blocks.read(home.blocks, key)
         if current is not None and current.locked:
-            raise Refused(f"{key}: block is locked; a proposal cannot change it (`anima self set {key} --force` can)")
+            raise Refused(_locked(key))
         if current is not None and sha(current.body) != meta.get("base_sha256"):
             raise Refused(_changed(pid, key))
     return meta, body
+
+
+def _locked(key: str) -> str:
+    return f"{key}: block is locked; a proposal cannot change it (`anima self set {key} --force` can)"
 
 
 def _changed(pid: str, key: str) -> str:

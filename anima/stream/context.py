@@ -64,12 +64,20 @@ def ago(seconds: float, lang: str) -> str:
     minutes = int(max(0, seconds) // 60)
     if minutes < 1:
         return phrases.word(lang, "internalize", "just_now")
+    return phrases.say(lang, "internalize", "ago", **_span(minutes, lang))
+
+
+def lasted(seconds: float, lang: str) -> str:
+    """How long something has lasted ("3 hours"), in its largest unit, at least a minute."""
+    return phrases.say(lang, "internalize", "lasted", **_span(max(1, int(max(0, seconds) // 60)), lang))
+
+
+def _span(minutes: int, lang: str) -> dict:
     for size, unit in ((1440, "day"), (60, "hour"), (1, "minute")):
         if minutes >= size:
             n = minutes // size
-            names = phrases.word(lang, "internalize", "units")[unit]
-            return phrases.say(lang, "internalize", "ago", n=n, unit=names[0 if n == 1 else 1])
-    return ""
+            return {"n": n, "unit": phrases.word(lang, "internalize", "units")[unit][0 if n == 1 else 1]}
+    raise ValueError(minutes)
 
 
 def knowing(home, topics: list[str], limit: int = 1500) -> str:

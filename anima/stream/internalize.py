@@ -6,6 +6,12 @@ event (by speaker: about_<speaker>.md or a topic naming the speaker; by words: a
 by a word of the text), composes a narrative with the rules backend (deterministic templates
 in core.lang) and appends it to now.md through Stream.append, by "internalize".
 
+Each kind of event has its meaning: a message is who said what, when she last heard from
+them; a system event is told from its fields (system_fields); a rhythm trigger is her sense
+of time, late when it fired past its minute, with who waits for her answer and a promise
+(rhythm); a reflection is a thought offered to her, hers to consider and never her decision
+(externalize acts only on think and externalize records); an action result is her deed.
+
 Others' words are always quoted, “…” in English, 「…」 in Chinese, and neutralised first
 (anima.stream.quoting); so are speaker names and scenes unless one plain word. Her own
 action results are narrated as her deeds, with what they were ("I replied to Alice: “See
@@ -39,10 +45,12 @@ import time
 from anima.infra import clock, fs, phrases
 from anima.infra.errors import AnimaError, DataError
 from anima.pipeline import dispatch, queues
+from anima.pipeline.rhythm import LABELS
+from anima.self import memories
 from anima.self.memories import TOPIC
 from anima.stream import bookkeeping, context
 from anima.stream.now import Stream, clean, heading
-from anima.stream.quoting import NAME_MAX, fold, is_quoted, name, nest, quote, speaker_key
+from anima.stream.quoting import NAME_MAX, fold, is_quoted, name, nest, quote, speaker_key, unquote
 
 BY = "internalize"
 
@@ -60,6 +68,7 @@ class Book:
         self.narrated: set[str] = set()
         self.heard: dict[str, float] = {}  # speaker key -> when last heard (event time)
         self.names: dict[str, str] = {}  # speaker key -> how she named them last
+        self.waiting: dict[str, dict] = {}  # speaker key -> {"name", "since", "n"}: not yet answered
         self.last: dict | None = None
         self.gen = 0
         self.begun: dict[str, dict] = {}  # event -> its last journal line
@@ -67,7 +76,7 @@ class Book:
     def refresh(self) -> None:
         records, replaced = self.records.read()
         if replaced:  # the bookkeeping was replaced: what was read of it stands for nothing
-            self.narrated, self.heard, self.names, self.last, self.gen = set(), {}, {}, None, 0
+            self.narrated, self.heard, self.names, self.waiting, self.last, self.gen = set(), {}, {}, {}, None, 0
         for record in records:
             if isinstance(record.get("gen"), int):
                 self.gen = max(self.gen, record["gen"])  # a late record keeps its older one
@@ -83,6 +92,21 @@ class Book:
                 self.heard[key] = max(when, self.heard.get(key, when))
                 if isinstance(record.get("name"), str):
                     self.names[key] = record["name"]
+                if record.get("source_type") == "message":
+                    name_ = record.get("name") if isinstance(record.get("name"), str) else key
+                    owed = self.waiting.setdefault(key, {"since": when, "last": when, "n": 0})
+                    owed.update(name=name_, n=owed["n"] + 1, since=min(owed["since"], when),
+                                last=max(owed["last"], when))
+            to = answered(record)
+            if to is not None:
+                self.waiting.pop(to, None)
+
+    def pending(self, now: float) -> list[dict]:
+        """Those she has not answered since their message, as heard by `now` and last heard
+        from within WAITING_HOURS of it, longest waiting first."""
+        return sorted((dict(w, key=k) for k, w in self.waiting.items()
+                       if w["since"] <= now and now - w["last"] <= WAITING_HOURS * 3600),
+                      key=lambda w: (w["since"], w["key"]))
 
     def journaled(self, key: str) -> dict | None:
         """The last journal line for `key`, read incrementally like the records."""
@@ -101,6 +125,16 @@ class Book:
     def landed(self, entry: dict) -> bool:
         """Whether the journaled entry's lines are in now.md (or were archived by a roll)."""
         return bookkeeping.block(self.stream, entry, self.gen) is not None
+
+
+def answered(record: dict) -> str | None:
+    """The speaker key a record says she replied to: the record of a reply deed (source_type
+    action, command reply, "to" in the record or its params) that did not fail; else None."""
+    if record.get("source_type") != "action" or record.get("command") != "reply" or record.get("ok") is False:
+        return None
+    params = record.get("params") if isinstance(record.get("params"), dict) else {}
+    to = record.get("to", params.get("to"))
+    return speaker_key(to) if isinstance(to, str) and to.strip() else None
 
 
 # --- what happened, in her words ------------------------------------------------------------
@@ -182,6 +216,100 @@ def narrate_action(payload: dict, lang: str, qmax: int, names: dict | None = Non
     return [say("failed", what=what, error=quote(error, lang, qmax))]
 
 
+SYSTEM_TEXT = ("text", "what", "message", "summary")  # what happened, the first of them there
+SYSTEM_FIELDS = 8  # other fields told, at most
+FIELD_MAX = 100  # characters of a field's value
+NOT_TOLD = ("event", "happened")  # what preprocess added
+
+
+def system_fields(payload: dict) -> tuple[str | None, str | None]:
+    """What a system event says happened: its first non-empty SYSTEM_TEXT field, and its other
+    plain fields (strings, numbers) as "key: value; ...", in the event's order, at most
+    SYSTEM_FIELDS of them, each value cut at FIELD_MAX. Both are others' words: quoted."""
+    main_key = next((k for k in SYSTEM_TEXT if isinstance(payload.get(k), str) and payload[k].strip()), None)
+    fields = []
+    for key, value in payload.items():
+        if key == main_key or key in NOT_TOLD:
+            continue
+        if isinstance(value, str) and value.strip():
+            value = fold(value, FIELD_MAX)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and value == value \
+                and abs(value) != float("inf"):
+            value = str(value)
+        else:
+            continue  # an object, a list, true or null: not a plain fact to tell
+        fields.append(f"{fold(key, NAME_MAX)}: {value}")
+    if len(fields) > SYSTEM_FIELDS:
+        fields = fields[:SYSTEM_FIELDS] + ["…"]
+    return (payload[main_key] if main_key else None), ("; ".join(fields) or None)
+
+
+LATE = 60  # seconds after its scheduled minute past which a trigger is told as late
+WAITING_HOURS = 24  # a message unanswered longer than this, with nothing since, waits no more
+WAITING_SHOWN = 3  # people she has not answered, named in a rhythm entry
+PROMISE_TOPICS = 50  # memories looked through for a promise when none of theirs holds one
+
+
+def _clock(at: float, now: float) -> str:
+    """A time as she says it: HH:MM, with the date when it is not today."""
+    day = time.localtime(at)[:3] != time.localtime(now)[:3]
+    return time.strftime("%Y-%m-%d %H:%M" if day else "%H:%M", time.localtime(at))
+
+
+def rhythm(home, book: Book, payload: dict, now: float, lang: str) -> tuple[list[str], int, list[str]]:
+    """A rhythm trigger as her sense of time: the hour (late if it fired after its minute),
+    how long she has decided nothing (rule nudge), the night's putting in order
+    (consolidate), and what waits for her: who she has not answered, a promise she made.
+    The sentences, how many of them say what happened (a model's experience may stand for
+    the rest), and the words in them that are others'."""
+    def say(key, **values):
+        return phrases.say(lang, "internalize", key, **values)
+
+    theirs: list[str] = []
+    moment = payload.get("at") if isinstance(payload.get("at"), str) else None
+    at = clock.parse(moment, "payload.at", DataError) if moment else now
+    label = payload.get("label") if isinstance(payload.get("label"), str) else payload.get("rule")
+    label = fold(label, NAME_MAX) if isinstance(label, str) and label.strip() else ""
+    if label and label not in (by_lang.get(lang) for by_lang in LABELS.values()):
+        label = name(label, lang)  # a rule's own name: quoted unless one plain word (a file may lie)
+        if is_quoted(label):
+            theirs.append(unquote(label))
+    nudge = payload.get("rule") == "nudge" or "idle_since" in payload
+    if nudge:
+        label = ""  # what it means is the sentence of her idleness, not a rule's name
+    values = {"label": label, "Label": label[:1].upper() + label[1:], "time": _clock(at, now),
+              "part": context.part_of_day(at, lang), "now": _clock(now, now)}
+    key = "rhythm_late" if now - at > LATE else "rhythm"
+    told = [say(key if label else key + "_plain", **values)]
+    if nudge:
+        since = payload.get("idle_since")
+        try:
+            idle = clock.parse(since, "payload.idle_since", DataError) if isinstance(since, str) else None
+        except DataError:
+            idle = None
+        told.append(say("idle", since=_clock(idle, now), lasted=context.lasted(now - idle, lang))
+                    if idle is not None and idle <= now else say("idle_never"))
+    if payload.get("consolidate") is True:
+        told.append(say("consolidate"))
+    lived = len(told)  # what happened: the hour, her idleness, the night; the rest is what waits
+    waiting = book.pending(now)
+    if waiting:
+        items = [phrases.counted(lang, "internalize", "waiting", w["n"], who=w["name"], time=_clock(w["since"], now))
+                 for w in waiting]
+        what = phrases.listing(lang, items, WAITING_SHOWN, "others")
+        told.append(phrases.counted(lang, "internalize", "unanswered", sum(w["n"] for w in waiting), what=what))
+        theirs += [unquote(w["name"]) for w in waiting if is_quoted(w["name"])]
+    topics = [t for w in waiting for t in context.relevant(home, w["key"], "")]
+    anywhere = [t for t, _ in memories.topics(home)][:PROMISE_TOPICS]
+    owed = context.promise(home, topics) or context.promise(home, anywhere)
+    if owed:
+        told.append(say("promise", topic=owed[0], line=quote(owed[1], lang, 200)))
+        theirs.append(owed[1])
+    if not waiting and not owed:
+        told.append(say("nothing_waiting"))
+    return told, lived, theirs
+
+
 def join(sentences: list[str], lang: str) -> str:
     return phrases.word(lang, "internalize", "join").join(sentences)
 
@@ -230,15 +358,13 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
             if owed:
                 sentences.append(say("promise", topic=owed[0], line=quote(owed[1], lang, 200)))
     elif kind == "rhythm":
-        moment = payload.get("at") if isinstance(payload.get("at"), str) else happened
-        hhmm = time.strftime("%H:%M", time.localtime(clock.parse(moment, "payload.at", DataError)))
-        label = payload.get("label") if isinstance(payload.get("label"), str) else payload.get("rule")
-        label = fold(label, NAME_MAX) if isinstance(label, str) and label.strip() else ""
-        label = label.translate(str.maketrans("", "", "‘’'『』#"))
-        sentences.append(say("rhythm", label=label, Label=label[:1].upper() + label[1:], time=hhmm) if label
-                         else say("rhythm_plain", time=hhmm))
+        told, head, words = rhythm(home, book, payload, at, lang)
+        sentences += told
+        theirs += words
         if isinstance(payload.get("rule"), str):
             extra["rule"] = payload["rule"]
+        if payload.get("consolidate") is True:
+            extra["consolidate"] = True  # she has lived the night rule: tick may put her day in order
     elif kind == "action":
         event = payload.get("event") if isinstance(payload.get("event"), str) and payload["event"] else env["id"]
         why = dispatch.forged(home, event, payload)
@@ -252,10 +378,19 @@ def parts(home, book: Book, doc: dict, lang: str, qmax: int) -> tuple[list[str],
         # her words are quoted in the sentence too: a model may not repeat them outside quotation
         theirs += [payload.get("error"), result.get("stdout"), *_params(payload).values()]
     elif kind == "system":
+        main, details = system_fields(payload)
+        theirs += [main, details]
+        text = quote(main, lang, qmax) if main else None
+        told = quote(details, lang, qmax) if details else None
+        sentences.append(say("system_details", text=text, details=told) if text and told
+                         else say("system", text=text) if text
+                         else say("system_only_details", details=told) if told else say("system_plain"))
+    elif kind == "reflection":
         text = payload.get("text")
-        theirs.append(text)
-        sentences.append(say("system", text=quote(text, lang, qmax)) if isinstance(text, str) and text.strip()
-                         else say("system_plain"))
+        if not (isinstance(text, str) and text.strip()):
+            raise DataError("a reflection needs \"text\" (a non-empty string)")
+        theirs.append(text)  # offered from outside the stream: never her words, never her decision
+        sentences.append(say("reflection", text=quote(text, lang, qmax)))
     else:
         raise DataError(f"source_type {kind!r}: not an event internalize narrates")
     # her own deed follows her own thought: it breaks into nothing

@@ -4,7 +4,7 @@ Each check yields findings (check, where, what); none means the home is sound. T
 
 - budget: a block body over self.block_max_chars; a live note over notes.note_max_chars;
   more live notes than notes.max_entries or more characters than notes.max_chars; a
-  hand-written profile over prompt.budget.profile_handwritten.
+  hand-written profile over prompt.budget.profile_handwritten (the prompt keeps its newest lines).
 - private: user private data (the detectors `anima note add` refuses with, and its word
   lists) in a live note or a block.
 - secret: an API key, access token or password anywhere in the self's text files
@@ -12,7 +12,9 @@ Each check yields findings (check, where, what); none means the home is sound. T
 - contradiction: two approved facts on a tag a person marked single-valued
   (facts.single_valued_tags).
 - stale: a derivation whose source is gone or changed (anima.trust.provenance).
-- mode: a file not 0600, a directory not 0700, or a symbolic link in the home.
+- mode: what another user could read or change (a file others may read or write, a
+  directory others may enter, where they can reach it from the home down), or a symbolic
+  link in the home.
 - stream: the self-stream's bookkeeping (pipeline/stream.jsonl) out of step with the stream:
   a roll that does not start the next generation, a record of a generation never started,
   a record whose lines are not in now.md or the archive as it recorded them; a line torn
@@ -69,15 +71,26 @@ def budgets(home, cfg):
         yield Finding("budget", home.rel(store.file),
                       f"live notes hold {total} characters, over notes.max_chars ({cfg['notes.max_chars']})")
     # sections are cut to their budgets by construction (whole items, best first); what can be
-    # over is a source a person wrote whose tail then never reaches the prompt
+    # over is a source a person wrote, whose oldest lines then never reach the prompt
+    over = profile_over(home, cfg)
+    if over:
+        yield Finding("budget", "facts/profile.md", over)
+
+
+def profile_over(home, cfg) -> str | None:
+    """What is wrong with a hand-written profile over its budget (as the prompt counts it:
+    its lines without their white space at either end), else None."""
     from anima.facts import store as facts
 
+    if not cfg["facts.profile"]:
+        return None  # not in the prompt at all (`anima profile on` puts it back)
     written = facts.FactStore(home).handwritten()
     cap = cfg["prompt.budget.profile_handwritten"]
-    if written and len("".join(line.strip() for line in written.split("\n"))) > cap:
-        yield Finding("budget", "facts/profile.md",
-                      f"the hand-written profile is over prompt.budget.profile_handwritten ({cap}): "
-                      "its last lines are never injected")
+    chars = len("".join(line.strip() for line in (written or "").split("\n")))
+    if chars <= cap:
+        return None
+    return (f"the hand-written profile has {chars} characters, over prompt.budget.profile_handwritten ({cap}): "
+            "the prompt leaves its oldest lines out")
 
 
 def private_data(home, cfg):
@@ -168,13 +181,21 @@ def stale(home, cfg):
 
 
 def modes(home, cfg):
+    """What another user could read or change, and every symbolic link. A file or directory
+    is found only where others can reach it: through directories that let them in, from the
+    home down. Inside a home of mode 0700, a file git restored as 0644 is nobody else's to
+    read, and is no finding; the home itself at 0755 is one finding, not one per file."""
     root = home.root
     if not os.path.isdir(root):
         yield Finding("mode", ".", f"{root} does not exist (anima init)")
         return
+    mode = stat.S_IMODE(os.stat(root).st_mode)
+    if mode & 0o077:
+        yield Finding("mode", ".", f"the home's mode is {mode:04o}, not 0700: others may reach what is in it "
+                                   "(chmod 700)")
+    open_dirs = {root} if mode & 0o011 else set()  # the directories others may pass through
     for top, dirs, names in os.walk(root):
-        rel_top = os.path.relpath(top, root)
-        if rel_top == ".":
+        if os.path.relpath(top, root) == ".":
             dirs[:] = [d for d in dirs if d not in SKIP_TREES]
         for name in sorted(dirs + names):
             path = os.path.join(top, name)
@@ -182,13 +203,17 @@ def modes(home, cfg):
             mode = stat.S_IMODE(st.st_mode)
             if stat.S_ISLNK(st.st_mode):
                 yield Finding("mode", home.rel(path), "a symbolic link: anima reads and writes only plain files")
-            elif stat.S_ISDIR(st.st_mode) and mode != fs.DIR_MODE:
-                yield Finding("mode", home.rel(path), f"directory mode {mode:04o}, not 0700 (chmod 700)")
-            elif stat.S_ISREG(st.st_mode) and mode != fs.FILE_MODE:
-                yield Finding("mode", home.rel(path), f"file mode {mode:04o}, not 0600 (chmod 600)")
-    mode = stat.S_IMODE(os.stat(root).st_mode)
-    if mode != fs.DIR_MODE:
-        yield Finding("mode", ".", f"the home's mode is {mode:04o}, not 0700 (chmod 700)")
+            elif top not in open_dirs:
+                continue
+            elif stat.S_ISDIR(st.st_mode):
+                if mode & 0o011:
+                    open_dirs.add(path)
+                if mode & 0o077:
+                    yield Finding("mode", home.rel(path), f"directory mode {mode:04o}, not 0700, in a directory "
+                                                          "others may enter (chmod 700)")
+            elif stat.S_ISREG(st.st_mode) and mode & 0o066:
+                yield Finding("mode", home.rel(path), f"file mode {mode:04o}, not 0600, in a directory others "
+                                                      "may enter (chmod 600)")
 
 
 def stream(home, cfg):

@@ -50,11 +50,11 @@ def home_lines(home):
     links = [f for f in found if os.path.islink(home.path(f.where))]
     loose = [f for f in found if f not in links]
     if loose:
-        yield Line(WARN, "permissions", f"{len(loose)} files or directories others may read "
+        yield Line(WARN, "permissions", f"{len(loose)} files or directories others may reach "
                    f"(first: {loose[0].where}: {loose[0].what})",
                    f"chmod -R go-rwx {home.root}; `anima check --only mode`")
     else:
-        yield Line(OK, "permissions", f"{home.root} is {mode:04o}; every file 0600, every directory 0700")
+        yield Line(OK, "permissions", f"{home.root} is {mode:04o}: nothing in it is another user's to read")
     if links:  # no mode makes a link safe: anima refuses to write through one, so it has to go
         link = home.path(links[0].where)
         target = os.readlink(link)
@@ -86,9 +86,10 @@ def config_lines(home) -> tuple[list[Line], dict | None]:
     return lines, cfg
 
 
-def prompt_lines(home, now, environ):
+def prompt_lines(home, cfg, now, environ):
     """Whether `anima prompt` can run: it is assembled as prompt assembles it, from the files,
-    with none of its side effects (no cache entry, no injection counted, no log line)."""
+    with none of its side effects (no cache entry, no injection counted, no log line); and
+    whether a hand-written profile fits in it whole."""
     from anima.host import prompt
     from anima.infra.errors import AnimaError, os_error_code, os_error_message
 
@@ -101,6 +102,13 @@ def prompt_lines(home, now, environ):
         if os_error_code(e) is None:
             raise
         yield Line(FAIL, "prompt", f"anima prompt fails: {os_error_message(e)}", "correct the file it names")
+        return
+    from anima.trust import check
+
+    over = check.profile_over(home, cfg)
+    if over:
+        yield Line(WARN, "prompt", f"anima prompt assembles {len(made.text)} characters; {over}",
+                   "shorten facts/profile.md (`anima profile set`), or raise prompt.budget.profile_handwritten")
         return
     yield Line(OK, "prompt", f"anima prompt assembles {len(made.text)} characters")
 
@@ -310,7 +318,7 @@ def run(home, now: float, environ=os.environ) -> list[Line]:
     lines.extend(more)
     if cfg is None:
         return lines
-    for more in (prompt_lines(home, now, environ), text_lines(home), index_lines(home, cfg), queue_lines(home),
+    for more in (prompt_lines(home, cfg, now, environ), text_lines(home), index_lines(home, cfg), queue_lines(home),
                  hook_lines(home), tick_lines(home, now), consolidate_lines(home, now),
                  model_lines(home, cfg, now, environ)):
         lines.extend(more)

@@ -119,8 +119,11 @@ class Tracer:
             from anima.facts import store as facts
 
             path = facts.FactStore(self.home).profile_path
-            return {"kind": "profile line", "id": iid, "state": "hand-written",
-                    "where": f"{self.home.rel(path)}#{int(m.group(1)) + 1}", "text": ""}
+            n = int(m.group(1))  # the file's line, from 0 (a prompt over budget may have shown its end only)
+            lines = (fs.read_text(path) or "").split("\n")
+            text = lines[n].strip() if n < len(lines) else ""
+            return {"kind": "profile line", "id": iid, "state": "hand-written" if text else "gone: no such line now",
+                    "where": f"{self.home.rel(path)}#{n + 1}", "text": text}
         if iid.startswith("habit:"):
             from anima.facts import store as facts
 

@@ -1,14 +1,11 @@
 """The one private-data detector: what in a text is the person's private data (Chinese and English).
 
-A self-note and a self block are about her, never about the person she talks to, and a commit
-message of git.autocommit must not carry what the command was given. All three ask this:
+A self-note and a self block are about her, never about the person she talks to. Both ask this:
 
 - `scan(text, ...)` every piece of private data in text order, as Findings (kind, the note's own
   characters, where they start); [] for an ordinary note;
 - `refuse(text, what, why, ...)` raises Refused naming the first one, never repeating it;
-- `mask(text, ...)` the text with each one replaced by its kind: "my [password]" (`masked(text,
-  cfg)` with the settings of config.toml: git.autocommit's commit messages);
-- `settings(cfg)` the keyword arguments of all three from config.toml (notes.builtin_sensitive_words,
+- `settings(cfg)` the keyword arguments of both from config.toml (notes.builtin_sensitive_words,
   notes.sensitive_words).
 
 Kinds: email, phone, id_number, passport, bank_card, bank_account, address, birth_date, password
@@ -29,7 +26,7 @@ module is a tenth of a millisecond of `note add`.
 from anima.notes.privacy import text, tokens, words
 
 __all__ = ["FINANCE", "FINANCE_IN_CONTEXT", "FINANCE_WITH_AMOUNT", "HEALTH", "HEALTH_IN_CONTEXT", "KINDS", "TRAIT",
-           "TRAIT_IN_CONTEXT", "Finding", "describe", "mask", "masked", "refuse", "scan", "settings"]
+           "TRAIT_IN_CONTEXT", "Finding", "describe", "refuse", "scan", "settings"]
 
 HEALTH, HEALTH_IN_CONTEXT = words.HEALTH, words.HEALTH_IN_CONTEXT
 FINANCE, FINANCE_IN_CONTEXT, FINANCE_WITH_AMOUNT = words.FINANCE, words.FINANCE_IN_CONTEXT, words.FINANCE_WITH_AMOUNT
@@ -148,20 +145,6 @@ def refuse(note: str, what: str, why: str, **kwargs) -> None:
         from anima.infra.errors import Refused
 
         raise Refused(f"{what} that holds {describe(found[0])}: {why}")
-
-
-def mask(note: str, **kwargs) -> str:
-    """`note` with every piece of private data replaced by its kind in brackets."""
-    out, pos = [], 0
-    for f in scan(note, **kwargs):
-        out += [note[pos:f.start], f"[{f.kind}]"]
-        pos = f.end
-    return "".join(out) + note[pos:]
-
-
-def masked(note: str, cfg) -> str:
-    """mask() with the settings of config.toml `cfg`: what git.autocommit writes in a message."""
-    return mask(note, **settings(cfg))
 
 
 def _mask(s: str) -> str:
