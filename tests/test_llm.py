@@ -308,7 +308,7 @@ def test_budget_spent_falls_back_to_rules_and_metrics_show_it(run, home, model):
     m = metrics(run)
     assert (m["llm_calls"], m["llm_failures"], m["llm_fallbacks"]) == (1, 0, 1)
     assert "llm_fallbacks\t1\n" in run("metrics").stdout
-    assert "anima_llm_fallbacks 1\n" in run("metrics", "--prom").stdout
+    assert "anima_llm_fallbacks_total 1\n" in run("metrics", "--prom").stdout
     # an hour later the budget is back
     say(run, "third", "Alice", when="2026-11-30T09:02:00Z")
     model.answer({"experience": "A new hour."})
