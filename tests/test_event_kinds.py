@@ -328,7 +328,7 @@ def test_a_reflection_is_lived_and_never_her_decision(run, home, lang, told):
                env={"ANIMA_NOW": "2026-11-30T20:43:00Z"}).exit_code == 0
     assert run("externalize", env={"ANIMA_NOW": "2026-11-30T20:44:00Z"}).exit_code == 0
     [action] = actions.glob("*.json")
-    assert json.loads(action.read_text())["payload"]["params"]["to"] == "alice"
+    assert json.loads(action.read_text())["payload"]["params"]["to"] == "Alice"  # as the host named them
 
 
 @pytest.mark.parametrize("args, stdin, code, message", [
