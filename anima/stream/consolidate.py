@@ -309,13 +309,15 @@ class Consolidator:
         heard: dict[str, int] = {}
         first_heard: dict[str, str] = {}
         hers, deeds, decided = [], [], []
+        names: dict = {}
         for i in items:
             if i["by"] == "internalize" and i.get("source_type") == "message":
                 who = speaker(i, lang)
+                names[i.get("speaker")] = who
                 heard[who] = heard.get(who, 0) + 1
                 first_heard.setdefault(who, str(i.get("happened") or i["at"])[11:16])
             elif i["by"] == "internalize" and i.get("source_type") == "action":
-                sentence = did(i, lang)
+                sentence = did(i, lang, names)
                 if sentence and sentence not in deeds:
                     deeds.append(sentence)
             elif i["by"] in ("think", "externalize"):
@@ -527,13 +529,16 @@ def speaker(item: dict, lang: str) -> str:
     return item["name"] if isinstance(item.get("name"), str) else name(str(item.get("speaker", "?")), lang)
 
 
-def did(item: dict, lang: str) -> str | None:
-    """What she did, in her words, from an action result's record; None for a failure (it
-    quotes words from outside) or a record that does not say."""
+def did(item: dict, lang: str, names: dict | None = None) -> str | None:
+    """What she did, in her words, from an action result's record ("I replied to Alice."); None
+    for a failure (it quotes words from outside) or a record that does not say. `names`: how
+    she named each speaker, by key."""
     if item.get("ok") is not True or not isinstance(item.get("command"), str):
         return None
     result = {"path": item["topic"] + ".md"} if isinstance(item.get("topic"), str) else {}
-    return narrate_action({"command": item["command"], "ok": True, "result": result}, lang, 0)[0]
+    params = {"to": item["to"]} if isinstance(item.get("to"), str) else {}
+    return narrate_action({"command": item["command"], "ok": True, "result": result, "params": params}, lang, 0,
+                          names)[0]
 
 
 def decision_phrase(d: dict, lang: str) -> str:

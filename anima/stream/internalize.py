@@ -194,6 +194,8 @@ def narrate_action(payload: dict, lang: str, qmax: int, names: dict | None = Non
         if who and text:
             return [say("replied_in", who=who, where=where, said=text) if where
                     else say("replied", who=who, said=text)]
+        if who:  # a record keeps to whom, not the words (consolidate tells her day from it)
+            return [say("replied_to", who=who)]
         if topic:
             return [say("memory_said", topic=topic, said=text) if text else say("memory_about", topic=topic)]
         if command in told and text:
