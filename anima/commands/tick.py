@@ -32,7 +32,7 @@ def cli(home, at):
     refreshes the heartbeat, pipeline/heartbeat/tick.json. A consolidate or forget that was
     killed midway is finished first, unless one is running.
     """
-    from anima.infra import changeset, clock, config, fs
+    from anima.infra import clock, fs
     from anima.infra.errors import Busy
     from anima.pipeline import heartbeat
 
@@ -45,6 +45,8 @@ def cli(home, at):
         if not heartbeat.due(home.root, now):
             heartbeat.beat_only(home, now)
             return
+        from anima.infra import changeset, config
+
         cfg = config.load(home.config)
         if changeset.is_pending(home):
             _finish_interrupted(home)
