@@ -1,6 +1,6 @@
 """The every-minute heartbeat: `anima tick` with nothing due, against `python -c pass`.
 
-Target (issue 15): the check "is anything due?" (anima.pipeline.heartbeat.due, what a
+Target (issue 15): the check "is anything due?" (anima.stream.heartbeat.due, what a
 click-free entry point runs before anything else) in a fresh interpreter at most 2x `python
 -c pass`. Also shown, without a target: `anima tick` with nothing due through the console
 script and click as it is wired today (bench/run.py holds it to 1.5x `python -c "import
@@ -36,7 +36,7 @@ def main() -> int:
             subprocess.run([ANIMA, "init", "--lang", "en"], env=e, check=True, capture_output=True)
             subprocess.run([ANIMA, "tick"], env=e, check=True, capture_output=True)  # what is due now fires
         now = calendar.timegm(time.strptime(AT, "%Y-%m-%dT%H:%M:%SZ"))
-        check = f"from anima.pipeline.heartbeat import due\nassert not due({root!r}, {now})"
+        check = f"from anima.stream.heartbeat import due\nassert not due({root!r}, {now})"
         cases = {
             "python -c pass": ([sys.executable, "-c", "pass"], env),
             "due(), nothing due": ([sys.executable, "-c", check], env),

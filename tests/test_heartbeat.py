@@ -11,7 +11,7 @@ import pytest
 import test_llm
 
 from anima.infra.home import QUEUES
-from anima.pipeline import heartbeat
+from anima.stream import heartbeat
 
 from conftest import NOW_TS
 

@@ -34,7 +34,7 @@ def cli(home, at):
     """
     from anima.infra import clock, fs
     from anima.infra.errors import Busy
-    from anima.pipeline import heartbeat
+    from anima.stream import heartbeat
 
     now = clock.parse(at, "--now") if at is not None else clock.now()  # a bad one (or ANIMA_NOW) changes nothing
     with contextlib.ExitStack() as stack:

@@ -158,16 +158,16 @@ def _trigger(name: str, at: float, lang: str, now: float, extra: dict | None = N
     return doc
 
 
-def _idle(home, entry: dict, at: float, nudge_hours: int, path: str) -> tuple[bool, dict]:
+def _idle(entry: dict, at: float, nudge, path: str) -> tuple[bool, dict]:
     """Whether the nudge fires at its scheduled minute `at`, and what its trigger adds.
 
-    She is idle since her last decision (anima.stream.externalize.last_decision), or, if she
-    never decided anything, since the nudge was first looked at ("since" in rhythm.json). It
-    fires once she has been idle nudge_hours, and once per idle stretch: not again until a
-    decision newer than the last nudge ("fired") starts a new stretch."""
-    from anima.stream.externalize import last_decision
-
-    decided = last_decision(home)
+    `nudge` is (hours, last_decision): she is idle since last_decision() (when she last
+    decided something, or None), or, if she never decided anything, since the nudge was
+    first looked at ("since" in rhythm.json). It fires once she has been idle that many
+    hours, and once per idle stretch: not again until a decision newer than the last nudge
+    ("fired") starts a new stretch."""
+    nudge_hours, last_decision = nudge
+    decided = last_decision()
     since = _when(entry, "since", path)
     start = decided if decided is not None else since if since is not None else at
     fired = _when(entry, "fired", path)
@@ -179,11 +179,11 @@ def _idle(home, entry: dict, at: float, nudge_hours: int, path: str) -> tuple[bo
 
 
 def fire(home, rule_exprs: dict[str, str], catch_up_min: int, lang: str, now: float,
-         consolidate_rule: str | None = None, nudge_hours: int | None = None) -> list[dict]:
+         consolidate_rule: str | None = None, nudge=None) -> list[dict]:
     """Fire every rule that is due at `now` into rhythm/triggers; return what fired
     ({"rule", "at"} each). The caller holds the tick lock. The trigger of `consolidate_rule`
     carries "consolidate": true; the rule "nudge" fires only when she has decided nothing
-    for `nudge_hours` (`_idle`; None: it fires like any rule)."""
+    for a while (`_idle`, with `nudge` = (hours, last_decision); None: like any rule)."""
     path = home.path("pipeline", "heartbeat", "rhythm.json")
     state = _load_state(path)
     due = []
@@ -209,12 +209,12 @@ def fire(home, rule_exprs: dict[str, str], catch_up_min: int, lang: str, now: fl
         last_fired = _when(entry, "fired", path)
         latest, following = _occurrences(expr, now)
         extra: dict = {"consolidate": True} if name == consolidate_rule else {}
-        since = entry.get("since") if name == NUDGE and nudge_hours is not None else None
+        since = entry.get("since") if name == NUDGE and nudge is not None else None
         if (latest is not None and latest <= now and (last_fired is None or latest > last_fired)
                 and minute - latest <= catch_up_min * 60):
             go = True
-            if name == NUDGE and nudge_hours is not None:
-                go, more = _idle(home, entry, latest, nudge_hours, path)
+            if name == NUDGE and nudge is not None:
+                go, more = _idle(entry, latest, nudge, path)
                 extra.update(more)
                 since = since or clock.iso(latest)
             if go:

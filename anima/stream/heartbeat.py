@@ -49,63 +49,54 @@ WAITING = ("inbox/pending", "inbox/system", "rhythm/triggers", "message_queue", 
 
 def due(root: str, now: float) -> bool:
     """Whether `anima tick` at `now` has anything to do in the home at `root`; when it says
-    no, a tick only refreshes the heartbeat. It imports nothing (os and json only) and reads
-    small files: tick.json's "wake", "book" and its time against config.toml's (a changed
-    setting may change what is due), whether any queue of WAITING holds a *.json file,
-    whether pipeline/stream.jsonl grew (a thought to act on), a pending change set or night
-    (pipeline/*.pending, heartbeat/consolidate.json), and the first heading of now.md, older
-    than ROLL_MIN minutes (the roll). It may say yes when a full tick then finds nothing to
-    do; it never says no when one would find something, but a claimed file a killed command
-    left in a queue's cur/ waits for the next tick that is due."""
+    no, a tick only refreshes the heartbeat. It imports nothing but anima.infra.fs (and json)
+    and reads small files: tick.json's "wake", "book" and its time against config.toml's (a
+    changed setting may change what is due), whether any queue of WAITING holds a *.json
+    file, whether pipeline/stream.jsonl grew (a thought to act on), a pending change set or
+    night (pipeline/*.pending, heartbeat/consolidate.json), and the first heading of now.md,
+    older than ROLL_MIN minutes (the roll). It may say yes when a full tick then finds
+    nothing to do; it never says no when one would find something, but a claimed file a
+    killed command left in a queue's cur/ waits for the next tick that is due."""
     import json
 
-    pipeline = os.path.join(root, "pipeline")
-    beat_path = os.path.join(pipeline, "heartbeat", "tick.json")
+    from anima.infra import fs
+
+    def path(*names):
+        return os.path.join(root, *names)
+
     try:
-        with open(beat_path, "rb") as f:
-            beat = json.loads(f.read())
-        beat_time = os.stat(beat_path).st_mtime_ns
+        beat = json.loads(fs.read_bytes(path(*HEARTBEAT)) or b"")
+        beat_time = fs.status(path(*HEARTBEAT)).st_mtime_ns
         wake, book = beat["wake"], beat["book"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return True  # never ticked (or a tick of an older anima): a full one
     if wake is not None and now >= wake:
         return True
-    try:
-        if os.stat(os.path.join(root, "config.toml")).st_mtime_ns >= beat_time:
-            return True
-    except FileNotFoundError:
-        pass
+    config = fs.status(path("config.toml"))
+    if config is not None and config.st_mtime_ns >= beat_time:
+        return True
     for queue in WAITING:
         try:
-            with os.scandir(os.path.join(pipeline, queue)) as entries:
-                if any(e.name.endswith(".json") and not e.name.startswith(".") for e in entries):
-                    return True
+            if any(n.endswith(".json") and not n.startswith(".") for n in fs.listdir(path("pipeline", queue))):
+                return True
         except FileNotFoundError:
             pass
-    try:
-        size = os.stat(os.path.join(pipeline, "stream.jsonl")).st_size
-    except FileNotFoundError:
-        size = 0
-    if size != book:
+    stream = fs.status(path("pipeline", "stream.jsonl"))
+    if (0 if stream is None else stream.st_size) != book:
         return True
-    for name in ("consolidate.pending", "forget.pending", os.path.join("heartbeat", "consolidate.json")):
-        if os.path.exists(os.path.join(pipeline, name)):
-            return True
-    return _roll_due(os.path.join(root, "self", "stream", "now.md"), now)
+    if any(fs.status(path("pipeline", name)) is not None for name in ("consolidate.pending", "forget.pending")) \
+            or fs.status(path(*NIGHT)) is not None:
+        return True
+    return _roll_due(fs.read_bytes(path("self", "stream", "now.md")) or b"", now)
 
 
-def _roll_due(path: str, now: float) -> bool:
+def _roll_due(text: bytes, now: float) -> bool:
     import calendar
     import re
 
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64)
-    except FileNotFoundError:
-        return False
-    m = re.match(rb"## (\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d)\n", head)
+    m = re.match(rb"## (\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d)\n", text)
     if m is None:
-        return bool(head.strip())  # text before any heading: let the roll look at it
+        return bool(text.strip())  # text before any heading: let the roll look at it
     first = calendar.timegm(tuple(int(x) for x in m.groups()) + (0, 0, 0, 0))
     return now - first >= ROLL_MIN * 60
 
@@ -165,8 +156,7 @@ def beat_only(home, now: float) -> None:
     from anima.infra import clock, fs
 
     path = home.path(*HEARTBEAT)
-    with open(path, "rb") as f:
-        beat = json.loads(f.read())
+    beat = json.loads(fs.read_bytes(path) or b"")
     beat.update(at=clock.iso(now), pid=os.getpid(), fired=[], failed=[])
     fs.atomic_write(path, _json(beat), durable=False)
 
@@ -197,8 +187,10 @@ def _rhythm(home, cfg, now, beat) -> None:
     from anima.pipeline import rhythm
 
     rule = cfg["consolidate.rule"]
+    from anima.stream.externalize import last_decision
+
     fired = rhythm.fire(home, rhythm.rules(cfg.values), cfg["rhythm.catch_up"], cfg["core.lang"], now,
-                        consolidate_rule=rule, nudge_hours=cfg["reflect.nudge_hours"])
+                        consolidate_rule=rule, nudge=(cfg["reflect.nudge_hours"], lambda: last_decision(home)))
     beat["fired"] = fired
     for f in fired:
         if f["rule"] == rule:
