@@ -16,8 +16,8 @@ also runs alone:
     consolidate  after the night she lived (below)              anima consolidate
 
 A step that fails is reported (`run` returns (step, message, exit status) for each) and the
-others still run; a step whose work another process holds (exit 75 when run alone) is left
-to it, quietly.
+others still run, but for a home that takes no write (UNWRITABLE): the tick ends there. A
+step whose work another process holds (exit 75 when run alone) is left to it, quietly.
 
 reflect: with a model backend (llm.backend, ANIMA_LLM) she reflects when something is new
 since her last reflection, and when reflect.every_minutes have passed since the last one
@@ -36,6 +36,7 @@ last index update), "wake" (seconds since the epoch: the earliest time a timer i
 rule's next minute, the reflection's, the index's; null: none)}. `due` reads it.
 """
 
+import errno
 import os
 
 HEARTBEAT = ("pipeline", "heartbeat", "tick.json")
@@ -43,6 +44,9 @@ NIGHT = ("pipeline", "heartbeat", "consolidate.json")
 REFLECTED = ("pipeline", "heartbeat", "reflect.json")
 INDEX_EVERY_MIN = 10  # the recall answers right meanwhile: it scans what the index lacks
 ROLL_MIN = 60  # now.md's first entry older than this: the roll may be due
+# a home that takes no write at all (a full disk, a quota, a size limit, a read-only mount): the
+# tick ends at the step that met it
+UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
 # the queues a step takes files from (anima.infra.home.QUEUES; importing it costs 5 ms)
 WAITING = ("inbox/pending", "inbox/system", "rhythm/triggers", "message_queue", "action_queue")
 
@@ -50,8 +54,8 @@ WAITING = ("inbox/pending", "inbox/system", "rhythm/triggers", "message_queue", 
 def due(root: str, now: float) -> bool:
     """Whether `anima tick` at `now` has anything to do in the home at `root`; when it says
     no, a tick only refreshes the heartbeat. It imports nothing but anima.infra.fs (and json)
-    and reads small files: tick.json's "wake", "book" and its time against config.toml's (a
-    changed setting may change what is due), whether any queue of WAITING holds a *.json
+    and reads small files: tick.json's "wake", "book" and its time against config.toml's and
+    rhythm.json's (a changed setting or rule state may change what is due), whether any queue of WAITING holds a *.json
     file, whether pipeline/stream.jsonl grew (a thought to act on), a pending change set or
     night (pipeline/*.pending, heartbeat/consolidate.json), and the first heading of now.md,
     older than ROLL_MIN minutes (the roll). It may say yes when a full tick then finds
@@ -72,9 +76,10 @@ def due(root: str, now: float) -> bool:
         return True  # never ticked (or a tick of an older anima): a full one
     if wake is not None and now >= wake:
         return True
-    config = fs.status(path("config.toml"))
-    if config is not None and config.st_mtime_ns >= beat_time:
-        return True
+    for changed in (path("config.toml"), path("pipeline", "heartbeat", "rhythm.json")):  # by hand, say
+        st = fs.status(changed)
+        if st is not None and st.st_mtime_ns >= beat_time:  # the same coarse tick of the clock: changed after, maybe
+            return True
     for queue in WAITING:
         try:
             if any(n.endswith(".json") and not n.startswith(".") for n in fs.listdir(path("pipeline", queue))):
@@ -118,8 +123,10 @@ def run(home, cfg, now: float, warn, by: str = "anima tick") -> list[tuple[str, 
     beat = {"at": clock.iso(now), "pid": os.getpid(), "fired": [], "failed": [],
             "indexed": before.get("indexed")}
 
+    stopped = []
+
     def step(name, work, *args):
-        if name not in steps:
+        if name not in steps or stopped:
             return
         try:
             work(*args)
@@ -127,6 +134,8 @@ def run(home, cfg, now: float, warn, by: str = "anima tick") -> list[tuple[str, 
             problem = _problem(e)
             if problem is not None and (name, *problem) not in failed:
                 failed.append((name, *problem))
+            if isinstance(e, OSError) and e.errno in UNWRITABLE:
+                stopped.append(name)  # every step after it would meet the same, and leave half a step
 
     step("rhythm", _rhythm, home, cfg, now, beat)
     step("sweep", _sweep, home, now, by)
@@ -141,6 +150,8 @@ def run(home, cfg, now: float, warn, by: str = "anima tick") -> list[tuple[str, 
     step("roll", _roll, home, cfg, now)
     step("index", _index, home, cfg, now, beat, warn)
     step("consolidate", _consolidate, home, cfg, now, warn)
+    if stopped:
+        return failed  # the heartbeat cannot be written either
     beat["failed"] = sorted({name for name, _, _ in failed}, key=list(cfg["tick.steps"]).index)
     book = fs.status(home.path("pipeline", "stream.jsonl"))
     beat["book"] = 0 if book is None else book.st_size
