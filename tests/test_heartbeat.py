@@ -197,6 +197,12 @@ def test_a_failing_step_is_named_and_the_others_run(run, home):
                        "quotes: line 1 column 2 (char 1))\n"
     assert "Carol said: “are you there?”" in now_md(home)  # the loop ran
     assert beat(home)["failed"] == ["rhythm"] and state.read_text() == "{not json"
+    doctor = {line.split("\t")[1]: line.split("\t") for line in run("doctor").stdout.splitlines()}
+    assert doctor["tick"][0] == "FAIL" and "not valid JSON" in doctor["tick"][2]  # it names the file first
+    state.unlink()
+    say(run, "hello?", "Carol", "2026-11-30T21:11:00Z")
+    tick(run, "2026-11-30T21:11:00Z")
+    assert beat(home)["failed"] == []
 
 
 # --- reflection with a model ------------------------------------------------------------------
@@ -281,3 +287,20 @@ def test_a_tick_with_nothing_due_loads_neither_config_nor_the_loop(anima_bin, ho
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=30)
     assert (p.returncode, p.stdout) == (0, "[]\n"), p.stderr
     assert json.loads((home / "pipeline" / "heartbeat" / "tick.json").read_text())["at"] == "2026-11-30T21:01:00Z"
+
+
+def test_doctor_tells_of_the_steps_the_last_tick_failed(run, home):
+    setup(run)
+    say(run, "hi", "Eve", "2026-11-30T21:00:00Z")
+    tick(run, "2026-11-30T21:00:00Z")
+    archive = home / "self" / "stream" / "archive"
+    archive.rmdir()
+    archive.write_text("not a directory\n")
+    r = run("tick", "--now", "2026-11-30T22:01:00Z")  # the roll is due, and cannot archive
+    assert r.exit_code == 77 and r.stderr.startswith("anima: tick: roll: "), r.stderr
+    assert r.stderr.count("\n") == 1
+    assert beat(home)["failed"] == ["roll"]
+    doctor = run("doctor", env={"ANIMA_NOW": "2026-11-30T22:05:00Z"}).stdout.splitlines()
+    doctor = {line.split("\t")[1]: line.split("\t") for line in doctor}
+    assert doctor["tick"] == ["WARN", "tick", "the last tick was 4 min ago, and its steps roll failed",
+                              "anima tick (it says why on stderr)"]

@@ -208,9 +208,13 @@ def tick_lines(home, now):
                    "correct the time it names (RFC 3339, 1970 to 8999); `anima check --only rhythm`" if stops
                    else "anima tick")
         return
+    failed = jsontext.loads(heartbeat).get("failed")
     if now - at > TICK_LATE_SEC:
         yield Line(WARN, "tick", f"the last tick was {ago(now - at)}: is cron running it every minute?",
                    "bin/anima-crontab | crontab -")
+    elif isinstance(failed, list) and failed:
+        yield Line(WARN, "tick", f"the last tick was {ago(now - at)}, and its steps {', '.join(map(str, failed))} "
+                   "failed", "anima tick (it says why on stderr)")
     else:
         yield Line(OK, "tick", f"the last tick was {ago(now - at)}")
 
