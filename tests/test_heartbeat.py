@@ -302,5 +302,5 @@ def test_doctor_tells_of_the_steps_the_last_tick_failed(run, home):
     assert beat(home)["failed"] == ["roll"]
     doctor = run("doctor", env={"ANIMA_NOW": "2026-11-30T22:05:00Z"}).stdout.splitlines()
     doctor = {line.split("\t")[1]: line.split("\t") for line in doctor}
-    assert doctor["tick"] == ["WARN", "tick", "the last tick was 4 min ago, and its steps roll failed",
+    assert doctor["tick"] == ["WARN", "tick", "the last tick was 4 min ago; steps that failed in it: roll",
                               "anima tick (it says why on stderr)"]

@@ -31,9 +31,10 @@ records since pipeline/consolidate.cursor). Then the file goes; it goes too when
 consolidation ran after the trigger's time (`anima consolidate` by hand).
 
 pipeline/heartbeat/tick.json, rewritten by every tick: {"at", "pid", "fired", "failed" (the
-steps that failed), "book" (the size of pipeline/stream.jsonl after the tick), "indexed" (the
-last index update), "wake" (seconds since the epoch: the earliest time a timer is due, a
-rule's next minute, the reflection's, the index's; null: none)}. `due` reads it.
+steps that failed in the last tick that ran its steps), "book" (the size of
+pipeline/stream.jsonl after the tick), "indexed" (the last index update), "wake" (seconds
+since the epoch: the earliest time a timer is due, a rule's next minute, the reflection's,
+the index's; null: none)}. `due` reads it.
 """
 
 import errno
@@ -168,7 +169,7 @@ def beat_only(home, now: float) -> None:
 
     path = home.path(*HEARTBEAT)
     beat = json.loads(fs.read_bytes(path) or b"")
-    beat.update(at=clock.iso(now), pid=os.getpid(), fired=[], failed=[])
+    beat.update(at=clock.iso(now), pid=os.getpid(), fired=[])  # "failed" stays the last steps' own
     fs.atomic_write(path, _json(beat), durable=False)
 
 

@@ -213,8 +213,8 @@ def tick_lines(home, now):
         yield Line(WARN, "tick", f"the last tick was {ago(now - at)}: is cron running it every minute?",
                    "bin/anima-crontab | crontab -")
     elif isinstance(failed, list) and failed:
-        yield Line(WARN, "tick", f"the last tick was {ago(now - at)}, and its steps {', '.join(map(str, failed))} "
-                   "failed", "anima tick (it says why on stderr)")
+        yield Line(WARN, "tick", f"the last tick was {ago(now - at)}; steps that failed in it: "
+                   f"{', '.join(map(str, failed))}", "anima tick (it says why on stderr)")
     else:
         yield Line(OK, "tick", f"the last tick was {ago(now - at)}")
 
