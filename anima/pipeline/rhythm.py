@@ -158,8 +158,9 @@ def _trigger(name: str, at: float, lang: str, now: float, extra: dict | None = N
     return doc
 
 
-def _idle(entry: dict, at: float, nudge, path: str) -> tuple[bool, dict]:
-    """Whether the nudge fires at its scheduled minute `at`, and what its trigger adds.
+def _idle(entry: dict, at: float, nudge, path: str) -> tuple[bool, dict, str]:
+    """Whether the nudge fires at its scheduled minute `at`, what its trigger adds, and the
+    "since" to keep.
 
     `nudge` is (hours, last_decision): she is idle since last_decision() (when she last
     decided something, or None), or, if she never decided anything, since the nudge was
@@ -168,14 +169,18 @@ def _idle(entry: dict, at: float, nudge, path: str) -> tuple[bool, dict]:
     ("fired") starts a new stretch."""
     nudge_hours, last_decision = nudge
     decided = last_decision()
-    since = _when(entry, "since", path)
-    start = decided if decided is not None else since if since is not None else at
+    try:
+        since = _when(entry, "since", path)
+    except DataError:  # only where a stretch began: the nudge looks again from now
+        since = None
+    since = at if since is None else since
+    start = decided if decided is not None else since
     fired = _when(entry, "fired", path)
     if fired is not None and (decided is None or decided <= fired):
-        return False, {}  # this stretch had its nudge
+        return False, {}, clock.iso(since)  # this stretch had its nudge
     if at - start < nudge_hours * 3600:
-        return False, {}
-    return True, {"idle_since": None if decided is None else clock.iso(decided)}
+        return False, {}, clock.iso(since)
+    return True, {"idle_since": None if decided is None else clock.iso(decided)}, clock.iso(since)
 
 
 def fire(home, rule_exprs: dict[str, str], catch_up_min: int, lang: str, now: float,
@@ -214,9 +219,8 @@ def fire(home, rule_exprs: dict[str, str], catch_up_min: int, lang: str, now: fl
                 and minute - latest <= catch_up_min * 60):
             go = True
             if name == NUDGE and nudge is not None:
-                go, more = _idle(entry, latest, nudge, path)
+                go, more, since = _idle(entry, latest, nudge, path)
                 extra.update(more)
-                since = since or clock.iso(latest)
             if go:
                 rhythm.deliver(_trigger(name, latest, lang, now, extra))
                 fired.append({"rule": name, "at": clock.iso(latest)})
