@@ -1,6 +1,7 @@
 """`anima tick`: the heartbeat, run every minute from cron."""
 
 import contextlib
+import os
 
 import click
 
@@ -50,7 +51,7 @@ def cli(home, at):
         cfg = config.load(home.config)
         if changeset.is_pending(home):
             _finish_interrupted(home)
-        failed = heartbeat.run(home, cfg, now, warn)
+        failed = heartbeat.run(home, cfg, now, warn, debug=os.environ.get("ANIMA_DEBUG") == "1")
     for step, message, _ in failed:
         warn(f"tick: {step}: {message}")
     if failed:

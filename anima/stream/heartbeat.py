@@ -107,11 +107,13 @@ def _roll_due(text: bytes, now: float) -> bool:
     return now - first >= ROLL_MIN * 60
 
 
-def run(home, cfg, now: float, warn, by: str = "anima tick") -> list[tuple[str, str, int]]:
+def run(home, cfg, now: float, warn, by: str = "anima tick", debug: bool = False) -> list[tuple[str, str, int]]:
     """One heartbeat at `now`, the caller holding the tick lock: the steps of tick.steps, in
     order; (step, message, exit status) for each that failed. `warn` says what a step wants a
-    person to know (a consolidation's warnings) on stderr."""
+    person to know (a consolidation's warnings) on stderr. With `debug` (ANIMA_DEBUG=1) a bug
+    in a step is raised, traceback and all, instead of being reported."""
     from anima.infra import clock, fs, jsontext
+    from anima.infra.errors import SOFTWARE
 
     steps = set(cfg["tick.steps"])
     failed: list[tuple[str, str, int]] = []
@@ -133,6 +135,8 @@ def run(home, cfg, now: float, warn, by: str = "anima tick") -> list[tuple[str, 
             work(*args)
         except Exception as e:
             problem = _problem(e)
+            if debug and problem is not None and problem[1] == SOFTWARE:
+                raise
             if problem is not None and (name, *problem) not in failed:
                 failed.append((name, *problem))
             if isinstance(e, OSError) and e.errno in UNWRITABLE:
