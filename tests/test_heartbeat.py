@@ -13,7 +13,7 @@ import test_llm
 from anima.infra.home import QUEUES
 from anima.stream import heartbeat
 
-from conftest import NOW_TS
+from conftest import NOW_TS, file_time
 
 pytestmark = pytest.mark.usefixtures("utc")
 model = test_llm.model  # the fixture: a real chat-completions server on 127.0.0.1
@@ -304,3 +304,25 @@ def test_doctor_tells_of_the_steps_the_last_tick_failed(run, home):
     doctor = {line.split("\t")[1]: line.split("\t") for line in doctor}
     assert doctor["tick"] == ["WARN", "tick", "the last tick was 4 min ago; steps that failed in it: roll",
                               "anima tick (it says why on stderr)"]
+
+
+def test_the_index_is_kept_up_to_date_every_ten_minutes(run, home):
+    setup(run)
+    assert run("session", "append", "--session", "s1", "--role", "user", "green tea").exit_code == 0
+    (path,) = (home / "sessions").glob("s1*.jsonl")
+
+    def grow(text):
+        assert run("session", "append", "--session", "s1", "--role", "user", text).exit_code == 0
+        os.utime(path, (file_time(-3600), file_time(-3600)))  # cold: the index takes it
+
+    grow("black coffee")
+    assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    grow("a quokka line")
+    assert run("index", "verify").exit_code == 1  # stale
+    tick(run, "2026-11-30T21:06:00Z")
+    assert run("index", "verify").exit_code == 0 and beat(home)["indexed"] == "2026-11-30T21:06:00Z"
+    grow("another quokka")
+    tick(run, "2026-11-30T21:10:00Z")  # within 10 minutes of the last update: recall scans meanwhile
+    assert run("index", "verify").exit_code == 1
+    tick(run, "2026-11-30T21:16:00Z")
+    assert run("index", "verify").exit_code == 0 and beat(home)["indexed"] == "2026-11-30T21:16:00Z"
