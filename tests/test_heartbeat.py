@@ -326,3 +326,15 @@ def test_the_index_is_kept_up_to_date_every_ten_minutes(run, home):
     assert run("index", "verify").exit_code == 1
     tick(run, "2026-11-30T21:16:00Z")
     assert run("index", "verify").exit_code == 0 and beat(home)["indexed"] == "2026-11-30T21:16:00Z"
+
+
+def test_the_stream_is_rolled_when_due(run, home):
+    setup(run)
+    say(run, "hi", "Eve", "2026-11-30T21:00:00Z")
+    tick(run, "2026-11-30T21:00:00Z")
+    assert "“hi”" in now_md(home)
+    tick(run, "2026-11-30T21:30:00Z")  # not due yet
+    assert "“hi”" in now_md(home)
+    tick(run, "2026-11-30T22:30:00Z")
+    assert "“hi”" not in now_md(home)
+    assert "“hi”" in (home / "self" / "stream" / "archive" / "2026-11-30.md").read_text()
