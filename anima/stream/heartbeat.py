@@ -61,7 +61,11 @@ def due(root: str, now: float) -> bool:
     night (pipeline/*.pending, heartbeat/consolidate.json), and the first heading of now.md,
     older than ROLL_MIN minutes (the roll). It may say yes when a full tick then finds
     nothing to do; it never says no when one would find something, but a claimed file a
-    killed command left in a queue's cur/ waits for the next tick that is due."""
+    killed command left in a queue's cur/ waits for the next tick that is due.
+
+    A click-free entry point wires it as `anima tick` does: `now` from --now, ANIMA_NOW or
+    the clock; the lock (fs.locked on HEARTBEAT's path, wait=False; held: exit 75, silent);
+    then, when due() says no, beat_only() and exit 0; else the command itself."""
     import json
 
     from anima.infra import fs
