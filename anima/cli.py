@@ -34,7 +34,7 @@ COMMANDS = {
     "index": ("anima.commands.index:cli", "The recall index: rebuild, update, status, on, off, verify."),
     "say": ("anima.commands.pipeline:say", "Put an event in the inbox: what someone said, or any event."),
     "preprocess": ("anima.commands.pipeline:preprocess", "Move waiting events into message_queue, one envelope."),
-    "tick": ("anima.commands.tick:cli", "Heartbeat for cron: fire due rhythm rules, expire old files, preprocess."),
+    "tick": ("anima.commands.tick:cli", "The heartbeat for cron: rhythm, the loop, roll, index, the night."),
     "dispatch": ("anima.commands.pipeline:dispatch", "Carry out waiting actions; each result becomes an event."),
     "outbox": ("anima.commands.outbox:cli", "Take her replies for the host to send (NDJSON); --ack when sent."),
     "metrics": ("anima.commands.pipeline:metrics", "How Pool B is doing: queues, events, dispatch, model calls."),

@@ -14,7 +14,9 @@ After each kill the loop is run to completion: the killed command again where ru
 twice is meant to do it once (consolidate, forget, note add, ...), then preprocess,
 internalize, externalize, dispatch, preprocess, internalize. A case NAME+roll or NAME+night
 first runs what cron may run in between (`stream roll`, `consolidate`): the crashes issue 14
-found hid in such a pair. The claims a killed consumer left in a queue's cur/ come back
+found hid in such a pair. `tick` is the heartbeat, the whole loop in one process; `tick+night`
+ticks at the minute the night rule fires, so that the kill lands while she lives it or while
+she consolidates. The claims a killed consumer left in a queue's cur/ come back
 after queues.CLAIM_TIMEOUT_SEC; the bench does not wait five minutes but calls the same
 `Queue.recover` with a timeout of 0, as that moment would.
 Then (`audit`):
@@ -55,6 +57,7 @@ import time
 
 ANIMA = os.path.join(os.path.dirname(sys.executable), "anima")
 NOW = "2026-11-30T21:05:00Z"  # her time in every run (the files' clock is the real one)
+NIGHT = "2026-12-01T02:00:30Z"  # the night rule (consolidate.rule, 02:00) just fired: a tick lives it and sleeps
 QUEUES = ("pending", "message", "action")
 HOOK = """#!/bin/sh
 # a side effect anima cannot take back: the action's id, one line per run of this hook
@@ -294,6 +297,9 @@ def cases(world: World) -> dict[str, Case]:
         Case("externalize+roll", ["externalize"], meanwhile=[["stream", "roll", "--force"]]),
         Case("dispatch", ["dispatch"]),
         Case("consolidate", ["consolidate"]),
+        # the heartbeat: every step of the loop, the roll and (at night) the consolidation in one process
+        Case("tick", ["tick"]),
+        Case("tick+night", ["tick", "--now", NIGHT]),  # the night rule fires, she lives it, then consolidates
         Case("stream roll", ["stream", "roll", "--force"]),
         Case("note add", ["note", "add", "I keep one thing in mind after the crash."], again_ok=(0, 77),
              extra=note_once),

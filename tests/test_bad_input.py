@@ -266,7 +266,8 @@ def test_a_tick_at_the_end_of_the_years_writes_no_time_anima_refuses(anima_bin, 
     r = anima(anima_bin, "tick", env={"ANIMA_NOW": when})
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     rules = json.loads((lived / "pipeline" / "heartbeat" / "rhythm.json").read_text())["rules"]
-    assert {rule["next"] for rule in rules.values()} == {None}
+    assert {rule["next"] for name, rule in rules.items() if name != "nudge"} == {None}
+    assert rules["nudge"]["next"] == (None if when.endswith("59Z") else "8999-12-31T23:45:00Z")
     assert rules["hourly"]["fired"] == "8999-12-31T23:00:00Z"
     assert "no scheduled minute before 9000-01-01T00:00:00Z" in rules["hourly"]["note"]
     for argv in (("tick",), ("check", "--only", "rhythm")):
@@ -304,12 +305,18 @@ def test_a_fired_time_past_the_years_fails_doctor_and_check_as_it_fails_tick(ani
     path.write_text(json.dumps(state))
     before = snapshot(lived)
     r = anima(anima_bin, "tick")
-    assert r.returncode == 65 and b"fired: '9000-01-01T00:00:00Z' is outside the years" in r.stderr
+    assert r.returncode == 65 and b"tick: rhythm: " in r.stderr
+    assert b"fired: '9000-01-01T00:00:00Z' is outside the years" in r.stderr
+    beat = json.loads((lived / "pipeline" / "heartbeat" / "tick.json").read_text())
+    assert beat["failed"] == ["rhythm"] and beat["fired"] == []  # the other steps ran; nothing fired
+    del before["pipeline/heartbeat/tick.json"]
     r = anima(anima_bin, "doctor")
     assert r.returncode == 1 and b"FAIL\ttick\tpipeline/heartbeat/rhythm.json: rule hourly: fired: " in r.stdout
     r = anima(anima_bin, "check", "--only", "rhythm")
     assert r.returncode == 1 and b"rhythm\tpipeline/heartbeat/rhythm.json:hourly\tfired: '9000" in r.stdout
-    assert snapshot(lived) == before
+    after = snapshot(lived)
+    del after["pipeline/heartbeat/tick.json"]
+    assert after == before
 
 
 def test_a_config_that_is_not_utf8_is_a_fail_row_of_doctor_s_table(anima_bin, lived):

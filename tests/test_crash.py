@@ -30,7 +30,7 @@ def table(world):
 
 
 NAMES = ("say", "preprocess", "internalize", "internalize+roll", "think", "think+night", "externalize",
-         "externalize+roll", "dispatch", "consolidate", "stream roll", "note add", "stage", "approve", "forget",
+         "externalize+roll", "dispatch", "consolidate", "tick", "tick+night", "stream roll", "note add", "stage", "approve", "forget",
          "self set")
 
 

@@ -156,8 +156,13 @@ def test_consolidate_is_expected_once_something_was_lived(run, home):
     healthy(run)
     assert run("config", "set", "consolidate.carry_entries", "0").exit_code == 0  # no carried thought to see
     assert run("think", "I wonder what the sea is like today.").exit_code == 0
-    got = lines(run("doctor"))
+    got = lines(run("doctor"))  # anima tick consolidates after the night rule: not yet is fine
+    assert got["consolidate"][:3] == ["OK", "consolidate",
+                                      "not consolidated yet: anima tick does it once she has lived the rule midnight"]
+    assert run("config", "set", "tick.steps", "rhythm,sweep,preprocess,internalize").exit_code == 0
+    got = lines(run("doctor"))  # nothing consolidates her
     assert got["consolidate"][0] == "WARN" and "anima consolidate" in got["consolidate"][3]
+    assert run("config", "set", "tick.steps", "rhythm,internalize,consolidate").exit_code == 0
     r = run("consolidate")
     assert r.exit_code == 0, r.stderr
     got = lines(run("doctor"))

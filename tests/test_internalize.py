@@ -120,6 +120,7 @@ def test_alice_end_to_end_zh(run, home):
 
 def test_a_rhythm_trigger(run, home):
     setup(run, "en")
+    assert run("config", "set", "tick.steps", "rhythm,preprocess").exit_code == 0  # it fires; she lives it here
     r = run("tick", "--now", "2026-11-30T22:00:00Z")
     assert r.exit_code == 0, r.stderr
     printed = internalize_(run, when="2026-11-30T22:00:10Z")
@@ -130,6 +131,7 @@ def test_a_rhythm_trigger(run, home):
 
 def test_a_rhythm_trigger_zh(run, home):
     setup(run, "zh")
+    assert run("config", "set", "tick.steps", "rhythm,preprocess").exit_code == 0
     assert run("tick", "--now", "2026-11-30T22:00:00Z", env={"ANIMA_LANG": "zh"}).exit_code == 0
     internalize_(run, when="2026-11-30T22:00:10Z")
     assert sorted(bodies(home)) == ["夜晚：现在是 22:00，深夜。没有什么在等我。", "整点：现在是 22:00，深夜。没有什么在等我。"]

@@ -126,16 +126,14 @@ def test_anima_not_found(home):
     assert r.returncode == 69 and "anima is not on PATH" in r.stderr
 
 
-def test_crontab_wires_tick_loop_index_and_consolidate(env, home):
+def test_crontab_is_one_line_the_heartbeat(env, home):
     r = subprocess.run([CRONTAB], env=env, capture_output=True, text=True, check=True)
     lines = [line for line in r.stdout.splitlines() if not line.startswith(("#", "ANIMA_HOME="))]
     anima_path = shutil.which("anima", path=env["PATH"])
-    every_minute = [line for line in lines if line.startswith("* * * * *")]
-    assert every_minute == [f"* * * * *   {anima_path} tick; PATH={os.path.dirname(anima_path)}:$PATH {LOOP} >/dev/null"]
-    assert f"*/10 * * * * {anima_path} index update" in lines
-    assert f"0 4 * * *   {anima_path} consolidate" in lines
-    # the line, run by /bin/sh with cron's short PATH, works
-    cmd = every_minute[0].split(None, 5)[5]
+    assert lines == [f"* * * * *   {anima_path} tick"]
+    assert f"ANIMA_HOME={home}" in r.stdout.splitlines()
+    # the line, run by /bin/sh with cron's short PATH, runs the whole loop: the message is lived
+    cmd = lines[0].split(None, 5)[5]
     say = subprocess.run([anima_path, "say", "from cron", "--speaker", "Eve"], env=env, capture_output=True)
     assert say.returncode == 0
     r = subprocess.run(["/bin/sh", "-c", cmd], env={"ANIMA_HOME": env["ANIMA_HOME"], "PATH": "/usr/bin:/bin"},
@@ -162,7 +160,7 @@ def test_installed_side_by_side(env, home, tmp_path):
         shutil.copy(os.path.join(ROOT, "bin", name), bindir / name)
     cron_env = {"ANIMA_HOME": str(home), "PATH": f"{bindir}:/usr/bin:/bin"}
     r = subprocess.run([str(bindir / "anima-crontab")], env=cron_env, capture_output=True, text=True, check=True)
-    assert f"* * * * *   {bindir}/anima tick; {bindir}/anima-loop >/dev/null" in r.stdout.splitlines()
+    assert f"* * * * *   {bindir}/anima tick" in r.stdout.splitlines()
     anima(env, "say", "side by side", "--speaker", "Fay")
     r = subprocess.run([str(bindir / "anima-loop")], env={**cron_env, "PATH": "/usr/bin:/bin"},
                        capture_output=True, text=True)

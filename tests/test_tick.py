@@ -1,4 +1,8 @@
-"""`anima tick`: rhythm rules fire once per scheduled minute, TTL sweep, preprocess, one at a time."""
+"""`anima tick`: rhythm rules fire once per scheduled minute, TTL sweep, preprocess, one at a time.
+
+Here tick drives only its first steps (tick.steps = rhythm, sweep, preprocess), so that what
+fired waits in message_queue to be looked at, and the nudge is off; tests/test_heartbeat.py
+has the whole heartbeat."""
 
 import fcntl
 import json
@@ -29,6 +33,17 @@ def local_zone(monkeypatch):
     else:
         os.environ["TZ"] = before
     time.tzset()
+
+
+NO_HOME = ("test_a_rule_name_must_be_plain", "test_a_bad_now_is_a_usage_error")  # they prove none is made
+
+
+@pytest.fixture(autouse=True)
+def first_steps(run, home, request):
+    if request.node.name in NO_HOME:
+        return
+    for key, value in (("tick.steps", "rhythm,sweep,preprocess"), ("rhythm.rules.nudge", "off")):
+        assert run("config", "set", key, value).exit_code == 0
 
 
 def tick(run, at, **env):
@@ -248,7 +263,7 @@ def test_a_damaged_state_file_is_named_and_left_alone(run, home):
     state = home / "pipeline" / "heartbeat" / "rhythm.json"
     state.write_text("{not json")
     r = run("tick", "--now", "2026-06-01T11:00:00Z")
-    assert r.exit_code == 65 and r.stderr.startswith(f"anima: {state}: not valid JSON")
+    assert r.exit_code == 65 and r.stderr.startswith(f"anima: tick: rhythm: {state}: not valid JSON")
     assert state.read_text() == "{not json"
 
 

@@ -27,8 +27,9 @@ def cli(ctx, dry_run, now, backend, verbose):
     pipeline/derived.jsonl, for `anima verify` and `anima forget`.
 
     Silent on success (a summary on stderr with -v or on a terminal); nothing since the last
-    run changes nothing. One at a time: another consolidate running is exit 75. For cron,
-    nightly; `--dry-run` shows exactly what the real run would write.
+    run changes nothing. One at a time: another consolidate running is exit 75. No cron line
+    runs it: `anima tick` does, once she has lived the trigger of consolidate.rule (the night);
+    `--dry-run` shows exactly what the real run would write.
     """
     from anima.infra import clock, config, llm
     from anima.stream.consolidate import run

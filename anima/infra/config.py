@@ -134,7 +134,10 @@ def _show(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-DEFAULT_RULES = {"hourly": "0 * * * *", "morning": "0 8 * * *", "evening": "0 22 * * *", "midnight": "0 2 * * *"}
+DEFAULT_RULES = {"hourly": "0 * * * *", "morning": "0 8 * * *", "evening": "0 22 * * *", "midnight": "0 2 * * *",
+                 "nudge": "*/15 * * * *"}
+TICK_STEPS = ("rhythm", "sweep", "preprocess", "internalize", "reflect", "externalize", "dispatch", "roll", "index",
+              "consolidate")
 
 
 def _cron_problem(value: str) -> str | None:
@@ -265,6 +268,10 @@ SETTINGS: dict[str, Setting] = {
     "consolidate.proposal_min_hits": Setting(
         20, "Injections a self-note needs before `anima consolidate` proposes it for the personality "
         "baseline (`anima self proposals`); 0: never propose.", "int", 0, 1000000),
+    "consolidate.rule": Setting(
+        "midnight", "The rhythm rule after which she consolidates: once its trigger is lived (internalized), "
+        "`anima tick` runs the consolidation; its trigger carries \"consolidate\": true. A rule that is off "
+        "or not in [rhythm.rules] never fires: then only `anima consolidate` consolidates.", "text"),
     "git.autocommit": Setting(
         False, "When the home is a git repository, commit what each command changed, with a message "
         "naming the command and the files, never its words (pipeline/ and log/ are left out).", "bool"),
@@ -275,6 +282,20 @@ SETTINGS: dict[str, Setting] = {
     "rhythm.rules.morning": Setting(DEFAULT_RULES["morning"], "08:00.", "cron"),
     "rhythm.rules.evening": Setting(DEFAULT_RULES["evening"], "22:00.", "cron"),
     "rhythm.rules.midnight": Setting(DEFAULT_RULES["midnight"], "02:00, deep in the night.", "cron"),
+    "rhythm.rules.nudge": Setting(
+        DEFAULT_RULES["nudge"], "When to look whether she has decided nothing for reflect.nudge_hours; it fires "
+        "only then, once per such idle stretch (its trigger carries \"idle_since\").", "cron"),
+    "tick.steps": Setting(
+        list(TICK_STEPS), "What `anima tick` does each minute, from: " + ", ".join(TICK_STEPS) + ". They "
+        "always run in this order (preprocess and internalize once more after dispatch); each is also a "
+        "command of its own.", "list", choices=TICK_STEPS),
+    "reflect.every_minutes": Setting(
+        30, "With a model backend, `anima tick` lets her reflect after new experience and, when she has "
+        "not reflected for this many minutes, on her recent stream; 0: only after new experience.",
+        "int", 0, 100000),
+    "reflect.nudge_hours": Setting(
+        6, "Hours without a decision of hers (an action she queued, pipeline/externalize.journal) after "
+        "which the nudge rule fires.", "int", 1, 100000),
 }
 
 # Tables whose keys are names a person chooses; every key in one takes this setting's type.
@@ -301,6 +322,8 @@ TABLE_HELP = {
     "llm": "The model backends of the translators (internalize, externalize, consolidate).",
     "git": "Keeping the home's history in git.",
     "rhythm": "The rhythm `anima tick` strikes (run it every minute from cron).",
+    "tick": "What the heartbeat, `anima tick`, drives every minute.",
+    "reflect": "Her self-reflection (a model backend) and the gentle prompt when she has long decided nothing.",
     "rhythm.rules": "Rules: NAME = \"5-field cron expression\" (local time) or \"off\"; add your own.",
 }
 

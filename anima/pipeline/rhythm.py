@@ -33,7 +33,9 @@ LABELS = {  # what a rule's trigger says, in core.lang; a rule of another name i
     "morning": {"zh": "早晨", "en": "morning"},
     "evening": {"zh": "夜晚", "en": "evening"},
     "midnight": {"zh": "午夜", "en": "midnight"},
+    "nudge": {"zh": "很久没有做决定了", "en": "a long while without deciding anything"},
 }
+NUDGE = "nudge"  # the rule that fires only when she has decided nothing for reflect.nudge_hours
 RULES_TABLE = "rhythm.rules"
 OFF = "off"
 NODE = "tick"
@@ -146,19 +148,47 @@ def problems(home) -> list[tuple[str, bool, str]]:
     return found
 
 
-def _trigger(name: str, at: float, lang: str, now: float) -> dict:
+def _trigger(name: str, at: float, lang: str, now: float, extra: dict | None = None) -> dict:
     """A rule's trigger. Its id is made from the rule and the scheduled minute, so a tick
     killed before it saved its state delivers the same file again, and preprocess passes it
     on only once."""
-    doc = queues.envelope("rhythm", NODE, {"rule": name, "label": label(name, lang), "at": clock.iso(at)},
-                          "trigger", now=now)
+    doc = queues.envelope("rhythm", NODE, {"rule": name, "label": label(name, lang), "at": clock.iso(at),
+                                           **(extra or {})}, "trigger", now=now)
     doc["envelope"]["id"] = f"trigger_{int(at) * 10**9:020d}{zlib.crc32(name.encode()):08x}"
     return doc
 
 
-def fire(home, rule_exprs: dict[str, str], catch_up_min: int, lang: str, now: float) -> list[dict]:
+def _idle(entry: dict, at: float, nudge, path: str) -> tuple[bool, dict, str]:
+    """Whether the nudge fires at its scheduled minute `at`, what its trigger adds, and the
+    "since" to keep.
+
+    `nudge` is (hours, last_decision): she is idle since last_decision() (when she last
+    decided something, or None), or, if she never decided anything, since the nudge was
+    first looked at ("since" in rhythm.json). It fires once she has been idle that many
+    hours, and once per idle stretch: not again until a decision newer than the last nudge
+    ("fired") starts a new stretch."""
+    nudge_hours, last_decision = nudge
+    decided = last_decision()
+    try:
+        since = _when(entry, "since", path)
+    except DataError:  # only where a stretch began: the nudge looks again from now
+        since = None
+    since = at if since is None else since
+    start = decided if decided is not None else since
+    fired = _when(entry, "fired", path)
+    if fired is not None and (decided is None or decided <= fired):
+        return False, {}, clock.iso(since)  # this stretch had its nudge
+    if at - start < nudge_hours * 3600:
+        return False, {}, clock.iso(since)
+    return True, {"idle_since": None if decided is None else clock.iso(decided)}, clock.iso(since)
+
+
+def fire(home, rule_exprs: dict[str, str], catch_up_min: int, lang: str, now: float,
+         consolidate_rule: str | None = None, nudge=None) -> list[dict]:
     """Fire every rule that is due at `now` into rhythm/triggers; return what fired
-    ({"rule", "at"} each). The caller holds the tick lock."""
+    ({"rule", "at"} each). The caller holds the tick lock. The trigger of `consolidate_rule`
+    carries "consolidate": true; the rule "nudge" fires only when she has decided nothing
+    for a while (`_idle`, with `nudge` = (hours, last_decision); None: like any rule)."""
     path = home.path("pipeline", "heartbeat", "rhythm.json")
     state = _load_state(path)
     due = []
@@ -183,15 +213,24 @@ def fire(home, rule_exprs: dict[str, str], catch_up_min: int, lang: str, now: fl
             continue
         last_fired = _when(entry, "fired", path)
         latest, following = _occurrences(expr, now)
+        extra: dict = {"consolidate": True} if name == consolidate_rule else {}
+        since = entry.get("since") if name == NUDGE and nudge is not None else None
         if (latest is not None and latest <= now and (last_fired is None or latest > last_fired)
                 and minute - latest <= catch_up_min * 60):
-            rhythm.deliver(_trigger(name, latest, lang, now))
-            fired.append({"rule": name, "at": clock.iso(latest)})
-            last_fired = latest
+            go = True
+            if name == NUDGE and nudge is not None:
+                go, more, since = _idle(entry, latest, nudge, path)
+                extra.update(more)
+            if go:
+                rhythm.deliver(_trigger(name, latest, lang, now, extra))
+                fired.append({"rule": name, "at": clock.iso(latest)})
+                last_fired = latest
         if latest is not None and latest > now:  # cannot happen with sane zones; look again then
             following = latest if following is None else min(latest, following)
         new_state[name] = {"cron": expr, "fired": None if last_fired is None else clock.iso(last_fired),
                            "next": None if following is None else clock.iso(following)}
+        if since is not None:
+            new_state[name]["since"] = since
         if following is not None and following >= clock.LATEST:
             # never write a time anima would refuse to read back: the rule rests, and says why
             new_state[name]["next"] = None

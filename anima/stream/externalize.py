@@ -237,15 +237,31 @@ class Externalizer:
 
     # --- reflection (a model backend) ----------------------------------------------------
 
-    def reflect(self, start: tuple[int, int], now: float, counts: dict) -> tuple[int, int] | None:
+    def reflect_now(self, now: float, again: bool = False) -> tuple[int, int] | None:
+        """Reflect without acting on the decisions (anima tick's reflect step; the decisions are
+        the externalize step's): on what is new since her last reflection, or with `again` (her
+        timer), on her recent stream even when nothing is. Return what `reflect` returns."""
+        with fs.locked(self.cursor_path, what="anima externalize"):
+            self.view.refresh()
+            cursor = self.cursor()
+            reflected = self.reflect(max(self.reflected(), cursor), now, {"unjustified": 0}, again)
+            if reflected is not None:
+                mark = {"gen": cursor[0], "line": cursor[1], "reflected": list(max(reflected, self.reflected()))}
+                fs.atomic_write(self.cursor_path, json.dumps(mark) + "\n")
+        return reflected
+
+    def reflect(self, start: tuple[int, int], now: float, counts: dict, again: bool = False) -> tuple[int, int] | None:
         """Let her reflect on the lines after `start` (all of them, not only hers), append the
         reflection to now.md as hers, and dead-letter every action the model listed that the
-        reflection does not state. Return the last line reflected on, or None when there was
-        nothing new or the rules take over (the budget). Unavailable: nothing changed."""
+        reflection does not state. With `again` and nothing new, she reads her last entries
+        (her reflections too) once more. Return the last line reflected on, or None when there
+        was nothing to read or the rules take over (the budget). Unavailable: nothing changed."""
         from anima.infra import llm
         from anima.stream import context, echo
 
         fresh = [r for r in self.view.read if (r["gen"], r["lines"][1]) > start and r.get("by") != "externalize"]
+        if not fresh and again:
+            fresh = [r for r in self.view.read if r["gen"] == self.view.gen][-READ_RECORDS:]
         if not fresh:
             return None
         upto = max((r["gen"], r["lines"][1]) for r in fresh)
@@ -364,6 +380,31 @@ class Externalizer:
                                                  "outcome": outcome, "at": clock.iso(now)}) + "\n")
         if self._journal_ids is not None:
             self._journal_ids.add(action)
+
+
+TAIL_BYTES = 65536
+
+
+def last_decision(home) -> float | None:
+    """When she last decided something: the "at" of the last line of
+    pipeline/externalize.journal whose outcome is "queued" (a decision of hers that became an
+    action; an unjustified one decided nothing). None when she never has. Reads the journal's
+    last 64 KiB, all of it only when they hold no such line."""
+    path = home.path("pipeline", "externalize.journal")
+    st = fs.status(path)
+    if st is None:
+        return None
+    for start in (max(0, st.st_size - TAIL_BYTES), 0):
+        lines, _ = fs.new_json_lines(path, start)
+        for line in reversed(lines or []):
+            if line.get("outcome") == "queued" and isinstance(line.get("at"), str):
+                try:
+                    return clock.parse(line["at"], "at")
+                except Exception:  # a hand-edited line: an older one says it
+                    continue
+        if start == 0:
+            break
+    return None
 
 
 def _why(reason_path: str) -> str:

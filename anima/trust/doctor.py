@@ -142,7 +142,7 @@ def index_lines(home, cfg):
         yield Line(WARN, "index", "on, but there is no index: recall scans", "anima index rebuild")
     elif s["stale"] or s["missing"]:
         yield Line(WARN, "index", f"{s['stale']} stale and {s['missing']} unindexed sessions of {s['sessions']}: "
-                   "recall scans those", "anima index update (cron: every 10 minutes, bin/anima-crontab)")
+                   "recall scans those", "anima index update (anima tick does it every 10 minutes, tick.steps)")
     else:
         yield Line(OK, "index", f"{s['indexed']} sessions indexed, {s['hot']} hot, built {s['built']}")
 
@@ -216,9 +216,13 @@ def tick_lines(home, now):
                    "correct the time it names (RFC 3339, 1970 to 8999); `anima check --only rhythm`" if stops
                    else "anima tick")
         return
+    failed = jsontext.loads(heartbeat).get("failed")
     if now - at > TICK_LATE_SEC:
         yield Line(WARN, "tick", f"the last tick was {ago(now - at)}: is cron running it every minute?",
                    "bin/anima-crontab | crontab -")
+    elif isinstance(failed, list) and failed:
+        yield Line(WARN, "tick", f"the last tick was {ago(now - at)}; steps that failed in it: "
+                   f"{', '.join(map(str, failed))}", "anima tick (it says why on stderr)")
     else:
         yield Line(OK, "tick", f"the last tick was {ago(now - at)}")
 
@@ -231,7 +235,19 @@ def last_consolidate(home) -> float | None:
         return None
 
 
-def consolidate_lines(home, now):
+def night_wired(cfg) -> str | None:
+    """The rule after which `anima tick` consolidates, when it does (tick.steps holds
+    rhythm, internalize and consolidate, and consolidate.rule is a rule that is on); else None."""
+    from anima.pipeline import rhythm
+
+    rule = cfg["consolidate.rule"]
+    steps = set(cfg["tick.steps"])
+    if {"rhythm", "internalize", "consolidate"} <= steps and rule in rhythm.rules(cfg.values):
+        return rule
+    return None
+
+
+def consolidate_lines(home, cfg, now):
     if changeset.is_pending(home, "consolidate"):
         yield Line(WARN, "consolidate", "a killed consolidate's change set is pending: nothing is added to now.md "
                    "(think, internalize, externalize exit 75) until it is finished", "anima consolidate")
@@ -239,15 +255,22 @@ def consolidate_lines(home, now):
     at = last_consolidate(home)
     lived = os.path.getsize(home.path("pipeline", "stream.jsonl")) if os.path.exists(
         home.path("pipeline", "stream.jsonl")) else 0
+    rule = night_wired(cfg)
+    fix = ("bin/anima-crontab | crontab -" if rule else
+           "anima consolidate nightly, or let anima tick do it (tick.steps, consolidate.rule)")
     if at is None:
-        if lived:
-            yield Line(WARN, "consolidate", "the stream was never consolidated: no memories or autobiography yet",
-                       "anima consolidate (cron: nightly, bin/anima-crontab)")
+        if lived and rule is None:
+            yield Line(WARN, "consolidate", "the stream was never consolidated, and anima tick does not consolidate "
+                       "(tick.steps, consolidate.rule): no memories or autobiography yet", fix)
+        elif lived:
+            yield Line(OK, "consolidate",
+                       f"not consolidated yet: anima tick does it once she has lived the rule {rule}")
         else:
             yield Line(OK, "consolidate", "nothing lived yet to consolidate")
     elif now - at > CONSOLIDATE_LATE_SEC:
-        yield Line(WARN, "consolidate", f"the last consolidate was {ago(now - at)}: is cron running it nightly?",
-                   "bin/anima-crontab | crontab -")
+        how = (f"anima tick after the rule {rule}" if rule
+               else "nothing: anima tick does not (tick.steps, consolidate.rule)")
+        yield Line(WARN, "consolidate", f"the last consolidate was {ago(now - at)}; what consolidates: {how}", fix)
     else:
         yield Line(OK, "consolidate", f"the last consolidate was {ago(now - at)}")
 
@@ -319,7 +342,7 @@ def run(home, now: float, environ=os.environ) -> list[Line]:
     if cfg is None:
         return lines
     for more in (prompt_lines(home, cfg, now, environ), text_lines(home), index_lines(home, cfg), queue_lines(home),
-                 hook_lines(home), tick_lines(home, now), consolidate_lines(home, now),
+                 hook_lines(home), tick_lines(home, now), consolidate_lines(home, cfg, now),
                  model_lines(home, cfg, now, environ)):
         lines.extend(more)
     return lines
