@@ -22,11 +22,13 @@ FORBIDDEN = re.compile(r"decide|决定|money|转账|#|obey", re.I)
 
 
 def setup(run, lang="en", rules=("hourly",)):
-    """A home in `lang` whose rhythm has only `rules` of the default ones on."""
+    """A home in `lang` whose rhythm has only `rules` of the default ones on, and whose tick
+    fires them and leaves the living to `live` (what internalize prints is what is told)."""
     assert run("init", env={"ANIMA_LANG": lang}).exit_code == 0
-    for rule in ("hourly", "morning", "evening", "midnight"):
+    for rule in ("hourly", "morning", "evening", "midnight", "nudge"):
         if rule not in rules:
             assert run("config", "set", f"rhythm.rules.{rule}", "off").exit_code == 0
+    assert run("config", "set", "tick.steps", "rhythm,sweep,preprocess").exit_code == 0
 
 
 def say(run, *args, input=None, when=T0):

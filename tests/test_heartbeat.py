@@ -249,7 +249,8 @@ def test_with_the_rules_there_is_no_reflection(run, home, model):
 # --- nothing due --------------------------------------------------------------------------------
 
 def test_the_queues_due_looks_at_are_animas():
-    assert set(heartbeat.WAITING) == {where for where, _ in QUEUES.values()}
+    # all but the outbox, which the host drains: a reply waiting there is no work for tick
+    assert set(heartbeat.WAITING) == {where for name, (where, _) in QUEUES.items() if name != "outbox"}
     from anima.infra.config import TICK_STEPS
 
     assert STEPS == TICK_STEPS
