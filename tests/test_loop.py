@@ -179,3 +179,22 @@ def test_the_helper_scripts_are_on_the_path_the_readme_gives(anima_bin):
     r = subprocess.run(["anima-crontab"], env={"PATH": f"{here}:/usr/bin:/bin", "ANIMA_HOME": "/nonexistent"},
                        capture_output=True, text=True)
     assert r.returncode == 0 and f"{here}/anima tick" in r.stdout, r.stderr
+
+
+def test_make_demo_shows_the_designs_acceptance(anima_bin, tmp_path):
+    """γ-5.4: a message said, her perception, her thought and decision, the action, the reply in
+    the outbox, and her reply back as her experience, all in the demo's output."""
+    env = {"PATH": f"{os.path.dirname(anima_bin)}:/usr/bin:/bin", "TMPDIR": str(tmp_path), "HOME": str(tmp_path)}
+    r = subprocess.run([os.path.join(ROOT, "bin", "anima-demo")], env=env, capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr[-2000:]
+    seen = r.stdout + r.stderr
+    said = "Yes, let us meet by the bridge at six."
+    for shown in ("Alice said in chat: “Shall we walk by the river later?”.",
+                  f"A walk would be lovely. I decide to reply to Alice: {said}",
+                  f'"to": "Alice", "text": "{said}", "scene": "chat"',
+                  f"I replied to Alice in chat: “{said}”."):
+        assert shown in seen, shown
+    assert seen.index("Shall we walk") < seen.index("I decide to reply") < seen.index("I replied to Alice in chat")
+    assert "internal error" not in seen and "Traceback" not in seen
+    assert os.listdir(tmp_path) == []  # the throwaway home is gone
