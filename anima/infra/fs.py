@@ -318,6 +318,12 @@ def went_without(e: Refused) -> None:
         WENT_WITHOUT.append(str(e))
 
 
+def went_without_warning() -> str:
+    """What a command says once it is done, when it went without a derived file."""
+    return (f"anima: warning: {WENT_WITHOUT[0]}; went without this derived file "
+            "(remove what is there, and anima makes it again)")
+
+
 def write_cache(path: str, data: bytes | str) -> bool:
     """Write a derived file (a cache entry) if the home takes it; return whether it did. A home
     that cannot (read-only, full, a link in the way) loses nothing by the entry's absence, so a
