@@ -320,9 +320,13 @@ def format_stats(stats: list) -> str:
 # --- cache ---------------------------------------------------------------------------------
 
 def cache_path(home, key: dict) -> str:
-    import zlib  # a short name is enough: the entry holds its whole key and is checked against it
-
-    return os.path.join(home.cache, "prompt", f"{zlib.crc32(json.dumps(key, sort_keys=True).encode()):08x}.json")
+    """A short name is enough: the entry holds its whole key and is checked against it. It is
+    the 32-bit FNV-1a of the key, in Python: zlib's crc32 would cost a warm call (anima.commands.fast)
+    the loading of a shared library, longer than this loop over some hundred bytes."""
+    digest = 0x811C9DC5
+    for byte in json.dumps(key, sort_keys=True).encode():
+        digest = ((digest ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return os.path.join(home.cache, "prompt", f"{digest:08x}.json")
 
 
 def cache_key(home, cwd: str, lang: str | None, names: list[str] | None, environ) -> dict:
