@@ -146,5 +146,6 @@ def test_a_warm_prompt_imports_no_click(tmp_path, home):
                           capture_output=True, text=True, env=fresh_env(), timeout=30, cwd=tmp_path)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, cold.stdout, "")
     modules = json.loads((tmp_path / "modules.json").read_text())
-    assert "anima.commands.fast" in modules and "anima.notes.store" in modules  # served, its injection counted
+    assert "anima.commands.fast" in modules and "anima.notes.heat" in modules  # served, its injection counted
+    assert "anima.notes.store" not in modules  # no note is due again within the hour: heat.json is read alone
     assert loaded(modules, NOT_FOR_A_WARM_PROMPT) == []

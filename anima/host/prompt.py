@@ -234,11 +234,17 @@ ITEM_SOURCES = {"notes": note_items, "profile": profile_items, "conclusions": co
 
 
 def record_injections(home, injected: dict, now: float) -> None:
-    """Count an injection for every note printed (on every call, cached or not)."""
-    if injected.get("notes"):
-        from anima.notes.store import Store
+    """Count an injection for every note printed (on every call, cached or not). A note is due
+    one at most once an hour, so most calls only read heat.json: the notes' store (a large
+    module) is imported when one is due."""
+    ids = injected.get("notes")
+    if ids:
+        from anima.notes import heat
 
-        Store(home).record_injections(injected["notes"], now)
+        if heat.Usage(heat.usage_path(home)).due(ids, now):
+            from anima.notes.store import Store
+
+            Store(home).record_injections(ids, now)
 
 
 def budgeted_section(ctx: Context, name: str, remaining: int) -> Section | None:

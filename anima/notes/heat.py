@@ -77,6 +77,11 @@ def ranked(notes: list, meta: dict, usage: dict, created, half_life: int, now: f
     return sorted(notes, key=lambda n: (-scores[n.id], -n.line))
 
 
+def usage_path(home) -> str:
+    """notes/heat.json of `home`."""
+    return home.path("notes", "heat.json")
+
+
 class Usage:
     """notes/heat.json of one home. The writes are made under the notes' lock, held by the
     caller (anima.notes.store.Store.lock)."""

@@ -59,7 +59,7 @@ class Store:
         self.dir = home.path("notes")
         self.file = os.path.join(self.dir, "notes.md")
         self.meta_path = os.path.join(self.dir, "meta.json")
-        self.heat_path = os.path.join(self.dir, "heat.json")
+        self.heat_path = heat.usage_path(home)
         self.archive_dir = os.path.join(self.dir, "archive")
         self.heat = heat.Usage(self.heat_path)
 
