@@ -51,7 +51,11 @@ def fast(args: list[str]) -> int | None:
 
 def main():
     if os.environ.get("ANIMA_FAST") != "0" and os.environ.get("ANIMA_DEBUG") != "1":
-        code = fast(sys.argv[1:])
+        try:
+            code = fast(sys.argv[1:])
+        except KeyboardInterrupt:  # nothing is written before a fast path serves: as click ends a Ctrl-C
+            sys.stderr.write("\nAborted!\n")
+            return 1
         if code is not None:
             return code
     from anima import cli

@@ -149,3 +149,14 @@ def test_a_warm_prompt_imports_no_click(tmp_path, home):
     assert "anima.commands.fast" in modules and "anima.notes.heat" in modules  # served, its injection counted
     assert "anima.notes.store" not in modules  # no note is due again within the hour: heat.json is read alone
     assert loaded(modules, NOT_FOR_A_WARM_PROMPT) == []
+
+
+def test_the_entry_point_imports_no_click():
+    """The console script imports anima.__main__ first: click comes only with anima.cli."""
+    code = "import json, sys; import anima.__main__; print(json.dumps(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, env=fresh_env(),
+                          timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    modules = json.loads(proc.stdout)
+    assert "anima.__main__" in modules
+    assert loaded(modules, ("click", "anima.cli", "anima.commands.fast", *NOT_ON_IMPORT)) == []
