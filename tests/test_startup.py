@@ -125,7 +125,7 @@ def test_python_m_anima_version():
 # Never imported by `anima prompt` served from a warm cache (anima/__main__.py, FAST): click
 # and the root group, and what only assembling a prompt needs.
 NOT_FOR_A_WARM_PROMPT = ("click", "anima.cli", "anima.infra.config", "anima.infra.text", "importlib.resources",
-                         "tomllib", "hashlib", *NOT_ON_IMPORT)
+                         "tomllib", "hashlib", "zlib", *NOT_ON_IMPORT)
 
 
 def test_a_warm_prompt_imports_no_click(tmp_path, home):
