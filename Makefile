@@ -80,8 +80,8 @@ install: ## Install anima (a private venv in LIBDIR), man pages and completions 
 	$(PYTHON) -m venv "$(DESTDIR)$(LIBDIR)"
 	"$(DESTDIR)$(LIBDIR)/bin/python" -m pip install --quiet .
 	install -d "$(DESTDIR)$(BINDIR)"
-	@# a script of the private venv's python, not sh running `python -m anima`: no shell, no runpy,
-	@# no `import re` (pip's console script has one), ~5 ms less for each `anima prompt`
+	@# a script of the private venv's python, not sh running `python -m anima`: no shell and no
+	@# runpy before each `anima prompt` (bench/startup.py)
 	printf '#!%s/bin/python\n"""anima(1), installed by make install."""\nimport sys\n\nfrom anima.__main__ import main\n\nsys.exit(main())\n' "$(LIBDIR)" > "$(DESTDIR)$(BINDIR)/anima"
 	chmod 0755 "$(DESTDIR)$(BINDIR)/anima"
 	install -d "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5"

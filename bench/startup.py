@@ -6,8 +6,9 @@ runs `pip install .` in it, so that the bytecode and the scripts are the ones a 
 The target is for the venv's own `anima`, pip's console script; PREFIX/bin/anima, the script
 `make install` writes, is shown beside it. The figures are medians of interleaved runs and
 the ratios are to `python -c pass` of that venv in the same run. `anima tick` with nothing
-due, the click path of the same prompt (ANIMA_FAST=0) and `python -c "import re"` (which
-pip's console script runs before anything of anima's) are shown without a target. Then where
+due, the click path of the same prompt (ANIMA_FAST=0) and `python -c "import re"` are shown
+without a target: re is the floor of any command that reads JSON (the json module imports it,
+and pip's console script imports it first), about half of `python -c pass` again. Then where
 the time of one warm prompt goes, by `python -X importtime`.
 """
 
