@@ -88,7 +88,9 @@ install: ## Install anima (a private venv in LIBDIR), man pages and completions 
 	$(PYTHON) -m venv "$(DESTDIR)$(LIBDIR)"
 	"$(DESTDIR)$(LIBDIR)/bin/python" -m pip install --quiet .
 	install -d "$(DESTDIR)$(BINDIR)"
-	printf '#!/bin/sh\nexec "%s/bin/python" -m anima "$$@"\n' "$(LIBDIR)" > "$(DESTDIR)$(BINDIR)/anima"
+	@# a script of the private venv's python, not sh running `python -m anima`: no shell and no
+	@# runpy before each `anima prompt` (bench/startup.py)
+	printf '#!%s/bin/python\n"""anima(1), installed by make install."""\nimport sys\n\nfrom anima.__main__ import main\n\nsys.exit(main())\n' "$(LIBDIR)" > "$(DESTDIR)$(BINDIR)/anima"
 	chmod 0755 "$(DESTDIR)$(BINDIR)/anima"
 	install -d "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5"
 	install -m 0644 man/*.1 "$(DESTDIR)$(MANDIR)/man1/"

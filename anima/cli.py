@@ -12,7 +12,7 @@ import sys
 import click
 
 from anima import __version__
-from anima.infra.errors import DATAERR, SOFTWARE, AnimaError, os_error_code, os_error_message
+from anima.infra.errors import DATAERR, ending, line
 
 # name -> (module:attribute, one-line help)
 COMMANDS = {
@@ -96,23 +96,19 @@ class AnimaGroup(click.Group):
             try:
                 result = super().invoke(ctx)
             except BrokenPipeError:
+                from anima.commands.fast import reader_gone
+
                 result = reader_gone()
             # inside the handler: whatever escapes the commit (a bug) is one line and 70, never
             # a traceback with click's 1
             _autocommit(ctx)
             _went_without()  # (a command that failed says only why)
-        except AnimaError as e:
-            if os.environ.get("ANIMA_DEBUG") == "1":
-                raise
-            fail(str(e), e.exit_code)
         except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
             raise
-        except OSError as e:  # the one place a refused file operation gets its status (73, 74)
-            if os.environ.get("ANIMA_DEBUG") == "1" or os_error_code(e) is None:
-                _internal(e)
-            fail(os_error_message(e), os_error_code(e))
-        except Exception as e:
-            _internal(e)
+        except Exception as e:  # anima's errors, refused file operations (73, 74), bugs (70)
+            if os.environ.get("ANIMA_DEBUG") == "1":
+                raise
+            fail(*ending(e))
         return result
 
 
@@ -121,8 +117,7 @@ def _went_without() -> None:
     a person may want to know why it was slower."""
     fs = sys.modules.get("anima.infra.fs")
     if fs is not None and fs.WENT_WITHOUT:
-        click.echo(f"anima: warning: {fs.WENT_WITHOUT[0]}; went without this derived file "
-                   "(remove what is there, and anima makes it again)", err=True)
+        click.echo(fs.went_without_warning(), err=True)
 
 
 def _autocommit(ctx) -> None:
@@ -135,27 +130,8 @@ def _autocommit(ctx) -> None:
                   lambda m: click.echo(f"anima: {m}", err=True))
 
 
-def _internal(e: Exception):
-    """A bug in anima: one line, exit 70; ANIMA_DEBUG=1 shows the traceback instead."""
-    if os.environ.get("ANIMA_DEBUG") == "1":
-        raise e
-    fail(f"internal error: {type(e).__name__}: {e} (ANIMA_DEBUG=1 shows the traceback)", SOFTWARE)
-
-
-def reader_gone() -> None:
-    """The reader of stdout went away (`| head`): what it wanted it has, so the command ends
-    quietly with 0, never with click's 1 (which means "nothing matched"). stdout then points
-    at /dev/null, so that nothing flushed later meets the closed pipe again."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # a stdout without a descriptor (in-process runs): nothing to redirect
-        pass
-    os.close(devnull)
-
-
 def fail(message: str, code: int):
-    click.echo(f"anima: {' '.join(message.split(chr(10)))}", err=True)
+    click.echo(line(message), err=True)
     sys.exit(code)
 
 

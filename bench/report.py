@@ -18,8 +18,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ["run.py", "heartbeat.py", "recall.py", "index.py", "recall_quality.py", "stream.py", "privacy.py",
-           "crash.py"]
+SCRIPTS = ["run.py", "startup.py", "heartbeat.py", "recall.py", "index.py", "recall_quality.py", "stream.py",
+           "privacy.py", "crash.py"]
 
 PREFACE = """\
 # Benchmarks

@@ -120,3 +120,43 @@ def test_python_m_anima_version():
     proc = subprocess.run([sys.executable, "-m", "anima", "--version"], check=False, capture_output=True, text=True,
                           env=fresh_env(), timeout=30)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"anima {anima.__version__}\n", "")
+
+
+# Never imported by `anima prompt` served from a warm cache (anima/__main__.py, FAST): click
+# and the root group, and what only assembling a prompt needs.
+NOT_FOR_A_WARM_PROMPT = ("click", "anima.cli", "anima.infra.config", "anima.infra.text", "importlib.resources",
+                         "tomllib", "hashlib", "zlib", *NOT_ON_IMPORT)
+
+
+def test_a_warm_prompt_imports_no_click(tmp_path, home):
+    def anima(*args):
+        return subprocess.run([sys.executable, "-m", "anima", *args], capture_output=True, text=True,
+                              env=fresh_env(), timeout=30, cwd=tmp_path)
+
+    assert anima("init", "--lang", "en").returncode == 0
+    assert anima("note", "add", "I read the tests before the code.").returncode == 0
+    past = os.stat(home / "config.toml").st_mtime - 3600
+    for dirpath, _, names in os.walk(home):
+        for name in names:
+            os.utime(os.path.join(dirpath, name), (past, past))
+    cold = anima("prompt")
+    assert cold.returncode == 0 and "I read the tests before the code." in cold.stdout
+    (tmp_path / "wrapper.py").write_text(WRAPPER)
+    proc = subprocess.run([sys.executable, str(tmp_path / "wrapper.py"), str(tmp_path / "modules.json"), "prompt"],
+                          capture_output=True, text=True, env=fresh_env(), timeout=30, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, cold.stdout, "")
+    modules = json.loads((tmp_path / "modules.json").read_text())
+    assert "anima.commands.fast" in modules and "anima.notes.heat" in modules  # served, its injection counted
+    assert "anima.notes.store" not in modules  # no note is due again within the hour: heat.json is read alone
+    assert loaded(modules, NOT_FOR_A_WARM_PROMPT) == []
+
+
+def test_the_entry_point_imports_no_click():
+    """The console script imports anima.__main__ first: click comes only with anima.cli."""
+    code = "import json, sys; import anima.__main__; print(json.dumps(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, env=fresh_env(),
+                          timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    modules = json.loads(proc.stdout)
+    assert "anima.__main__" in modules
+    assert loaded(modules, ("click", "anima.cli", "anima.commands.fast", *NOT_ON_IMPORT)) == []

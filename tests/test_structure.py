@@ -189,7 +189,7 @@ FILE_CALLS = {"open", "os.open", "os.replace", "os.rename", "os.renames", "os.un
 
 # The calls made on paths in no home, or that a reason lets follow a link: module -> why.
 OUTSIDE_THE_HOME = {
-    ("anima.cli", "os.open"): "/dev/null, to point a closed stdout at",
+    ("anima.commands.fast", "os.open"): "/dev/null, to point a closed stdout at",
     ("anima.commands._io", "open"): "a --file FILE a person gives, anywhere",
     ("anima.commands.portable", "open"): "the archive anima import reads, anywhere",
     ("anima.stream.history", "os.open"): "a history file anima import-history reads, anywhere (O_NOFOLLOW)",

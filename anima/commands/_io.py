@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from anima.commands.fast import out as out  # one writer of stdout, the fast path's too
 from anima.infra import fs
 from anima.infra.errors import UsageError
 
@@ -32,13 +33,6 @@ def text_or_stdin(words: tuple, what: str, limit: int = 64 * 1024) -> str:
     if words in ((), ("-",)):
         return read_input(None, limit, what, "as arguments or on stdin")
     return " ".join(words)
-
-
-def out(text: str) -> None:
-    """Write data to stdout as UTF-8 bytes, whatever the locale says."""
-    stream = sys.stdout.buffer
-    stream.write(text.encode("utf-8"))
-    stream.flush()
 
 
 def out_json(obj) -> None:

@@ -3,20 +3,6 @@ import os
 import click
 
 from anima.commands._io import out, warn
-from anima.infra.errors import UsageError
-
-
-def _sections(value: str | None) -> list[str] | None:
-    from anima.infra.config import SECTION_NAMES
-
-    if value is None:
-        return None
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    bad = [n for n in names if n not in SECTION_NAMES]
-    if bad or not names:
-        what = f"unknown section {bad[0]!r}" if bad else "no section named"
-        raise UsageError(f"--sections: {what}; sections: {', '.join(SECTION_NAMES)}")
-    return names
 
 
 @click.command()
@@ -37,7 +23,7 @@ def cli(home, cwd, lang, stats, sections):
     from anima.host import prompt
     from anima.infra import clock
 
-    result = prompt.build(home, cwd or os.getcwd(), lang, _sections(sections), clock.now())
+    result = prompt.build(home, cwd or os.getcwd(), lang, prompt.section_names(sections), clock.now())
     for message in result.warnings:
         warn(message)
     out(result.text)

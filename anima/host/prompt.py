@@ -11,10 +11,11 @@ import os
 import re
 
 from anima.infra import clock, fs, jsontext
-from anima.infra.config import SECTION_NAMES
 from anima.infra.digest import sha
-from anima.infra.errors import os_error_code, os_error_message
-from anima.infra.text import printable
+from anima.infra.errors import UsageError, os_error_code, os_error_message
+
+# Imported on the fast path of `anima prompt` (anima.commands.fast): what only assembling a
+# prompt needs (the config schema, the text rules) is imported where it is used.
 
 BUDGETED = ("notes", "profile", "conclusions", "habits")
 
@@ -157,6 +158,8 @@ def _tail(text: str, start: int, room: int) -> str:
 
 
 def render(sections: list[Section], lang: str) -> str:
+    from anima.infra.text import printable
+
     parts = []
     for s in sections:
         frame = FRAMES[lang][s.name].format(**s.frame_vars)
@@ -289,11 +292,17 @@ ITEM_SOURCES = {"notes": note_items, "profile": profile_items, "conclusions": co
 
 
 def record_injections(home, injected: dict, now: float) -> None:
-    """Count an injection for every note printed (on every call, cached or not)."""
-    if injected.get("notes"):
-        from anima.notes.store import Store
+    """Count an injection for every note printed (on every call, cached or not). A note is due
+    one at most once an hour, so most calls only read heat.json: the notes' store (a large
+    module) is imported when one is due."""
+    ids = injected.get("notes")
+    if ids:
+        from anima.notes import heat
 
-        Store(home).record_injections(injected["notes"], now)
+        if heat.Usage(heat.usage_path(home)).due(ids, now):
+            from anima.notes.store import Store
+
+            Store(home).record_injections(ids, now)
 
 
 def budgeted_section(ctx: Context, name: str, remaining: int) -> Section | None:
@@ -341,6 +350,8 @@ def injection_record(sections: list[Section], text: str, sources: dict, cwd: str
 
 
 def assemble(ctx: Context, names: list[str]) -> Prompt:
+    from anima.infra.config import SECTION_NAMES
+
     sections, stats, warnings = [], [], []
     remaining = ctx.cfg["prompt.budget.total"]
     budget_used = 0
@@ -379,9 +390,13 @@ def format_stats(stats: list) -> str:
 # --- cache ---------------------------------------------------------------------------------
 
 def cache_path(home, key: dict) -> str:
-    import zlib  # a short name is enough: the entry holds its whole key and is checked against it
-
-    return os.path.join(home.cache, "prompt", f"{zlib.crc32(json.dumps(key, sort_keys=True).encode()):08x}.json")
+    """A short name is enough: the entry holds its whole key and is checked against it. It is
+    the 32-bit FNV-1a of the key, in Python: zlib's crc32 would cost a warm call (anima.commands.fast)
+    the loading of a shared library, longer than this loop over some hundred bytes."""
+    digest = 0x811C9DC5
+    for byte in json.dumps(key, sort_keys=True).encode():
+        digest = ((digest ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return os.path.join(home.cache, "prompt", f"{digest:08x}.json")
 
 
 def cache_key(home, cwd: str, lang: str | None, names: list[str] | None, environ) -> dict:
@@ -452,17 +467,43 @@ def fresh(home, cwd: str, lang: str | None, names: list[str] | None, now: float,
     return assemble(ctx, names if names is not None else cfg["prompt.sections"]), ctx
 
 
+def section_names(value: str | None) -> list[str] | None:
+    """The sections a --sections LIST names (None: prompt.sections); UsageError for a name
+    that is none."""
+    if value is None:
+        return None
+    from anima.infra.config import SECTION_NAMES
+
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    bad = [n for n in names if n not in SECTION_NAMES]
+    if bad or not names:
+        what = f"unknown section {bad[0]!r}" if bad else "no section named"
+        raise UsageError(f"--sections: {what}; sections: {', '.join(SECTION_NAMES)}")
+    return names
+
+
+def lookup(home, cwd: str, lang: str | None, names: list[str] | None, environ=os.environ):
+    """(the cached prompt for these inputs, or None when any changed; its key; its entry's
+    path). It only reads: a miss leaves the home as it was."""
+    key = cache_key(home, os.path.abspath(cwd), lang, names, environ)
+    path = cache_path(home, key)
+    return cached(path, key), key, path
+
+
 def build(home, cwd: str, lang: str | None, names: list[str] | None, now: float, environ=os.environ) -> Prompt:
     """The prompt for these inputs at `now`: from the cache when nothing changed, else
     assembled; the notes it printed count an injection, and the call is logged."""
-    cwd = os.path.abspath(cwd)
-    key = cache_key(home, cwd, lang, names, environ)
-    path = cache_path(home, key)
-    prompt = cached(path, key)
+    prompt, key, path = lookup(home, cwd, lang, names, environ)
     if prompt is None:
         started = clock.files_now_ns()
-        prompt, ctx = fresh(home, cwd, lang, names, now, environ)
+        prompt, ctx = fresh(home, os.path.abspath(cwd), lang, names, now, environ)
         store(path, key, prompt, ctx.inputs, started)
+    return recorded(home, prompt, now)
+
+
+def recorded(home, prompt: Prompt, now: float) -> Prompt:
+    """`prompt`, its injection counted and logged (a warning added when the home takes no
+    write): what every call does, from the cache or not."""
     try:
         record_injections(home, prompt.injected, now)
         log_injection(home, prompt, now)

@@ -73,3 +73,20 @@ class ConfigError(AnimaError):
 
 class NotFound(AnimaError):
     exit_code = NOTHING
+
+
+def line(message: str) -> str:
+    """The one line on stderr that ends a command: `anima: ` and the message, its line breaks
+    made spaces."""
+    return f"anima: {' '.join(message.split(chr(10)))}"
+
+
+def ending(e: Exception) -> tuple[str, int]:
+    """The message and exit status a command ends with when `e` escapes it: anima's own error
+    as it says, a file operation the environment refused as 73 or 74 with the path, anything
+    else as a bug (70). The same on the click path (anima.cli) and the fast one (anima.__main__)."""
+    if isinstance(e, AnimaError):
+        return str(e), e.exit_code
+    if isinstance(e, OSError) and os_error_code(e) is not None:
+        return os_error_message(e), os_error_code(e)
+    return f"internal error: {type(e).__name__}: {e} (ANIMA_DEBUG=1 shows the traceback)", SOFTWARE

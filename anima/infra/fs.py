@@ -15,7 +15,6 @@ opened in a way that could block). A path in no home (an export's FILE, a --file
 AGENTS.md) is opened as the caller gave it, only its last name not followed.
 """
 
-import contextlib
 import errno
 import fcntl
 import os
@@ -116,22 +115,32 @@ def _step(fd: int, name: str, where: str, create: bool) -> int:
             _about(e, where)
             raise
         _refuse_kind(fd, name, where, "directory")
-    with contextlib.suppress(FileExistsError), _naming(where):  # a racing process made it: as good
-        os.mkdir(name, DIR_MODE, dir_fd=fd)
+    try:
+        with _naming(where):
+            os.mkdir(name, DIR_MODE, dir_fd=fd)
+    except FileExistsError:  # a racing process made it: as good
+        pass
     return _step(fd, name, where, create=False)
 
 
-@contextlib.contextmanager
-def _parent(path: str, create: bool = False):
+# The context managers here are classes, not contextlib's: contextlib alone would cost every
+# command, `anima prompt` served from its cache the most, half a millisecond to import.
+
+class _parent:
     """(fd of `path`'s directory, reached as `_open_dir` does, `path`'s last name, whether
-    `path` is in a home)."""
-    path = os.path.abspath(path)
-    directory, name = os.path.split(path)
-    fd = _open_dir(directory, create)
-    try:
-        yield fd, name, _home_of(path) is not None
-    finally:
-        os.close(fd)
+    `path` is in a home), the directory closed when the block ends."""
+
+    def __init__(self, path: str, create: bool = False):
+        self.path, self.create = os.path.abspath(path), create
+
+    def __enter__(self):
+        directory, name = os.path.split(self.path)
+        self.fd = _open_dir(directory, self.create)
+        return self.fd, name, _home_of(self.path) is not None
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+        return False
 
 
 def ensure_dir(path: str) -> str:
@@ -245,19 +254,26 @@ def _rename_in(fd: int, tmp: str, name: str) -> None:
     try:
         os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(tmp, dir_fd=fd)
+        except FileNotFoundError:
+            pass
         raise
 
 
-@contextlib.contextmanager
-def _naming(path: str):
+class _naming:
     """An OSError inside names `path` (see _about)."""
-    try:
-        yield
-    except OSError as e:
-        _about(e, path)
-        raise
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, kind, e, tb):
+        if isinstance(e, OSError):
+            _about(e, self.path)
+        return False
 
 
 def _about(e: BaseException, path: str) -> None:
@@ -282,10 +298,15 @@ def atomic_write(path: str, data: bytes | str, mode: int = FILE_MODE, durable: b
             os.fsync(fd)
 
 
-@contextlib.contextmanager
 def replacing(path: str, mode: int = FILE_MODE):
     """A binary file to write `path`'s new content into, streamed: it replaces `path` (fsync,
     rename, fsync dir) when the block ends, and is removed if the block raises."""
+    import contextlib  # (for the streaming writers only: see _parent)
+
+    return contextlib.contextmanager(_replacing)(path, mode)
+
+
+def _replacing(path: str, mode: int):
     with _parent(path, create=True) as (fd, name, inside):
         _not_a_link(fd, name, path, inside)
         with _naming(path):
@@ -298,8 +319,10 @@ def replacing(path: str, mode: int = FILE_MODE):
                     f.flush()
                     os.fsync(f.fileno())
         except BaseException:
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 os.unlink(tmp, dir_fd=fd)
+            except FileNotFoundError:
+                pass
             raise
         with _naming(path):
             _rename_in(fd, tmp, name)
@@ -316,6 +339,12 @@ def went_without(e: Refused) -> None:
     only: that is all that is said, and a long-lived process must not pile them up)."""
     if not WENT_WITHOUT:
         WENT_WITHOUT.append(str(e))
+
+
+def went_without_warning() -> str:
+    """What a command says once it is done, when it went without a derived file."""
+    return (f"anima: warning: {WENT_WITHOUT[0]}; went without this derived file "
+            "(remove what is there, and anima makes it again)")
 
 
 def write_cache(path: str, data: bytes | str) -> bool:
@@ -352,8 +381,11 @@ def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:
     all, and an existing file (or symlink) is never touched.
     """
     with _naming(path), _parent(path, create=True) as (fd, name, _):
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            pass
+        else:
             return False
         tmp = _temp_in(fd, name, data, mode)
         CHANGED.add(path)
@@ -386,8 +418,10 @@ def append(path: str, data: bytes | str, durable: bool = True) -> None:
         try:
             _write_all(fd, data, durable)
         except OSError as e:  # a disk filled mid-line: cut back what was written, no torn line stays
-            with contextlib.suppress(OSError):
+            try:
                 os.ftruncate(fd, size)
+            except OSError:
+                pass
             _about(e, path)
             raise
     finally:
@@ -446,18 +480,27 @@ def lock_path(path: str) -> str:
     return os.path.join(directory, f".{name}.lock")
 
 
-@contextlib.contextmanager
-def locked(path: str, wait: bool = True, what: str | None = None):
+class locked:
     """Hold the exclusive lock guarding `path`; raise Busy at once when `wait` is false."""
-    fd = open_file(lock_path(path), os.O_RDWR | os.O_CREAT)
-    try:
+
+    def __init__(self, path: str, wait: bool = True, what: str | None = None):
+        self.path, self.wait, self.what = path, wait, what
+
+    def __enter__(self):
+        self.fd = open_file(lock_path(self.path), os.O_RDWR | os.O_CREAT)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            fcntl.flock(self.fd, fcntl.LOCK_EX | (0 if self.wait else fcntl.LOCK_NB))
         except BlockingIOError:
-            raise Busy(f"{what or path}: busy, another anima process holds the lock; retry later") from None
-        yield
-    finally:
-        os.close(fd)
+            os.close(self.fd)
+            raise Busy(f"{self.what or self.path}: busy, another anima process holds the lock; retry later") from None
+        except BaseException:
+            os.close(self.fd)
+            raise
+        return None
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+        return False
 
 
 # A derived file (a cache entry) may stand in for its inputs only if every input was last

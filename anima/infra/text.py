@@ -4,7 +4,6 @@ import functools
 import json
 import re
 import unicodedata
-from importlib import resources
 
 # Line breaks other than \n that some readers (str.splitlines) would split on.
 _BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -21,9 +20,17 @@ def text_lines(text: str) -> str:
     return _CONTROL.sub("", _BREAKS.sub("\n", text))
 
 
+def _data(name: str) -> str:
+    """A table of anima/data (importlib.resources is imported here, not with the module: it
+    costs every command a few milliseconds, and most never read a table)."""
+    from importlib import resources
+
+    return resources.files("anima").joinpath("data", name).read_text(encoding="utf-8")
+
+
 @functools.cache
 def _ignorable() -> tuple[tuple[int, int], ...]:
-    ranges = json.loads(resources.files("anima").joinpath("data", "ignorable.json").read_text(encoding="utf-8"))
+    ranges = json.loads(_data("ignorable.json"))
     return tuple((lo, hi) for lo, hi in ranges)
 
 
@@ -77,12 +84,12 @@ BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 @functools.cache
 def _lookalikes() -> dict[str, str]:
-    return json.loads(resources.files("anima").joinpath("data", "lookalikes.json").read_text(encoding="utf-8"))
+    return json.loads(_data("lookalikes.json"))
 
 
 @functools.cache
 def _simplified() -> dict[str, str]:
-    return json.loads(resources.files("anima").joinpath("data", "simplified.json").read_text(encoding="utf-8"))
+    return json.loads(_data("simplified.json"))
 
 
 def _prototypes(text: str) -> str:

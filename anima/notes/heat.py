@@ -15,7 +15,6 @@ prints the same bytes until a note is edited even though every injection changes
 """
 
 import json
-import math
 
 from anima.infra import clock, fs, jsontext
 from anima.infra.errors import DataError, Refused
@@ -27,6 +26,8 @@ DEFAULT_IMPORTANCE = 1
 
 def heat(hits: int, idle_days: float, half_life: float, importance: int) -> float:
     """(1 + ln(1 + hits)) x 0.5^(idle_days / half_life) x (1 + 0.5 x importance)."""
+    import math  # only where notes are ranked: a warm prompt imports this module to count injections
+
     return (1 + math.log(1 + hits)) * 0.5 ** (idle_days / half_life) * (1 + 0.5 * importance)
 
 
@@ -74,6 +75,11 @@ def ranked(notes: list, meta: dict, usage: dict, created, half_life: int, now: f
     a note was added."""
     scores = {n.id: factors(n, meta, usage, created(n.id), half_life, now)["heat"] for n in notes}
     return sorted(notes, key=lambda n: (-scores[n.id], -n.line))
+
+
+def usage_path(home) -> str:
+    """notes/heat.json of `home`."""
+    return home.path("notes", "heat.json")
 
 
 class Usage:

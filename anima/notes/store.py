@@ -11,13 +11,13 @@ This module is imported on the hot path of `anima prompt` (to count injections),
 its own imports light; the heavy ones live inside the functions that need them.
 """
 
+import functools
 import os
 import re
 
 from anima.infra import clock, fs
 from anima.infra.digest import sha
 from anima.infra.errors import DataError, NotFound, Refused, os_error_code
-from anima.infra.text import plain
 from anima.notes import heat
 from anima.notes.heat import DEFAULT_IMPORTANCE
 
@@ -59,7 +59,7 @@ class Store:
         self.dir = home.path("notes")
         self.file = os.path.join(self.dir, "notes.md")
         self.meta_path = os.path.join(self.dir, "meta.json")
-        self.heat_path = os.path.join(self.dir, "heat.json")
+        self.heat_path = heat.usage_path(home)
         self.archive_dir = os.path.join(self.dir, "archive")
         self.heat = heat.Usage(self.heat_path)
 
@@ -220,8 +220,12 @@ class Store:
                 self.heat.inject(ids, now)
 
 
-_SENTENCE_END = re.compile(r"(?<!\b[A-Za-z])[.!?]+(?=\s|$)|[。！？]+")
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself)\b|我", re.IGNORECASE)
+@functools.cache
+def _note_rules():
+    """(where a sentence ends, a first-person word): compiled when a note is checked, not on
+    the prompt's hot path, which imports this module only to count injections."""
+    return (re.compile(r"(?<!\b[A-Za-z])[.!?]+(?=\s|$)|[。！？]+"),
+            re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself)\b|我", re.IGNORECASE))
 
 
 def fold(text: str) -> str:
@@ -231,6 +235,9 @@ def fold(text: str) -> str:
 
 def check_note(text: str, cfg) -> str:
     """The note as it will be stored, or Refused saying why it may not be."""
+    from anima.infra.text import plain
+
+    sentence_end, first_person = _note_rules()
     text = fold(text)
     if not text:
         raise Refused("refusing an empty note")
@@ -238,10 +245,10 @@ def check_note(text: str, cfg) -> str:
     cap = cfg["notes.note_max_chars"]
     if len(text) > cap:
         raise Refused(f"note has {len(text)} characters, over the cap of {cap} (notes.note_max_chars)")
-    sentences = len([s for s in _SENTENCE_END.split(text) if s.strip()])
+    sentences = len([s for s in sentence_end.split(text) if s.strip()])
     if sentences > 3:
         raise Refused(f"a note is 1 to 3 sentences; this one has {sentences}")
-    if not _FIRST_PERSON.search(text):
+    if not first_person.search(text):
         raise Refused("a note is about me, in the first person (I, me, my, 我); this one is not")
     from anima.notes import privacy
 

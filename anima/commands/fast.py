@@ -1,0 +1,148 @@
+"""The fast path of anima.__main__: `anima prompt` with a warm cache, without click.
+
+A function here serves its command only when it is sure to do what the click command would
+do, byte for byte on stdout and stderr, with the same exit status and the same files
+written. Before it writes anything it checks what it relies on (the words, the home, the
+cache entry); at any doubt it returns None with nothing changed, and the click command runs.
+What it then does is the command's own domain code (anima.host.prompt), ended as anima.cli
+ends a command (`served`).
+"""
+
+import os
+import sys
+
+from anima.infra.errors import AnimaError, ending, line
+
+PROMPT_OPTIONS = {"--cwd": True, "--lang": True, "--stats": False, "--sections": True}
+
+
+def options(args: list[str], spec: dict[str, bool]) -> dict | None:
+    """The options in `args` by name (the value, or True for a flag; the last one given wins,
+    as in click) when every word is one of `spec` (name -> takes a value) in a form click
+    reads the same way; None for anything else: another word, -h, `--`, a value that is
+    missing, empty or starts with a dash, a value given to a flag."""
+    found, i = {}, 0
+    while i < len(args):
+        name, eq, value = args[i].partition("=")
+        if name not in spec:
+            return None
+        if not spec[name]:
+            if eq:
+                return None
+            found[name] = True
+        else:
+            if not eq:
+                i += 1
+                if i == len(args):
+                    return None
+                value = args[i]
+            if not value or value.startswith("-"):
+                return None
+            found[name] = value
+        i += 1
+    return found
+
+
+def out(text: str) -> None:
+    """Write data to stdout as UTF-8 bytes, whatever the locale says."""
+    stream = sys.stdout.buffer
+    stream.write(text.encode("utf-8"))
+    stream.flush()
+
+
+def _say(text: str) -> None:
+    """Write to stderr as click.echo does (the stream's own encoding, flushed)."""
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def _plain_stderr(*texts: str) -> bool:
+    """Whether what goes to stderr reads the same as click.echo would write it: a UTF-8 stderr
+    (click rewraps an ASCII one) and no escape character (click strips ANSI sequences when
+    stderr is no terminal)."""
+    encoding = (getattr(sys.stderr, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    return encoding == "utf8" and not any("\x1b" in t for t in texts)
+
+
+def reader_gone() -> None:
+    """The reader of stdout went away (`| head`): what it wanted it has, so the command ends
+    quietly with 0, never with click's 1 (which means "nothing matched"). stdout then points
+    at /dev/null, so that nothing flushed later meets the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # a stdout without a descriptor (in-process runs): nothing to redirect
+        pass
+    os.close(devnull)
+
+
+def home_of(given: str | None):
+    """The home as the root group makes it (the umask first: everything anima creates is the
+    user's alone), or None when it is no home (click then says why)."""
+    from anima.infra.home import Home, default_root
+
+    os.umask(0o077)
+    try:
+        home = Home(given or os.environ.get("ANIMA_HOME") or default_root())
+        home.check()
+    except AnimaError:
+        return None
+    return home
+
+
+def served(work) -> int:
+    """Run `work` (a command's writes and output) and end it as anima.cli ends a command: a
+    reader gone is 0, a derived file done without is said once, an error is one line and its
+    exit status, Ctrl-C is click's "Aborted!" and 1."""
+    from anima.infra import fs
+
+    try:
+        try:
+            work()
+        except BrokenPipeError:
+            reader_gone()
+        if fs.WENT_WITHOUT:
+            _say(fs.went_without_warning() + "\n")
+    except KeyboardInterrupt:
+        _say("\nAborted!\n")
+        return 1
+    except Exception as e:
+        message, code = ending(e)
+        _say(line(message) + "\n")
+        return code
+    return 0
+
+
+def prompt(given_home: str | None, args: list[str]) -> int | None:
+    """`anima prompt [--cwd DIR] [--lang zh|en] [--sections LIST] [--stats]` from a warm
+    cache; None (nothing done) for other words, a cold cache, or anything in doubt."""
+    opts = options(args, PROMPT_OPTIONS)
+    if opts is None or opts.get("--lang", "en") not in ("zh", "en"):
+        return None
+    cwd = opts.get("--cwd")
+    if cwd is not None and not (os.path.isdir(cwd) and os.access(cwd, os.R_OK)):  # click.Path's checks
+        return None
+    home = home_of(given_home)
+    if home is None or not _plain_stderr(home.root):
+        return None
+    from anima.host import prompt as host
+    from anima.infra import clock
+
+    try:
+        names = host.section_names(opts.get("--sections"))
+        found = host.lookup(home, cwd or os.getcwd(), opts.get("--lang"), names)[0]
+        now = clock.now()
+    except (AnimaError, OSError):  # the click command says what is wrong
+        return None
+    if found is None or not _plain_stderr(*found.warnings):
+        return None
+
+    def work():
+        host.recorded(home, found, now)
+        for message in found.warnings:
+            _say(f"anima: {message}\n")
+        out(found.text)
+        if "--stats" in opts:
+            _say(host.format_stats(found.stats))
+
+    return served(work)
