@@ -21,6 +21,7 @@ import sys
 # command name -> "module:function", imported only when that command is run
 FAST = {
     "prompt": "anima.commands.fast:prompt",
+    "tick": "anima.commands.fast:tick",
 }
 
 

@@ -342,3 +342,99 @@ def test_anima_fast_0_and_anima_debug_1_take_the_click_path(tmp_path, anima_bin,
         assert proc.returncode == 0
         seen[name] = path
     assert seen == {"default": "fast", "ANIMA_FAST=1": "fast", "ANIMA_FAST=0": "click", "ANIMA_DEBUG=1": "click"}
+
+
+# --- anima tick with nothing due -----------------------------------------------------------
+
+def without_pid(found: dict) -> dict:
+    """The files, tick.json with its "pid" dropped (each process writes its own)."""
+    beat = "pipeline/heartbeat/tick.json"
+    if beat in found:
+        mode, data = found[beat]
+        doc = json.loads(data)
+        doc.pop("pid")
+        found = {**found, beat: (mode, doc)}
+    return found
+
+
+def ticked(tmp_path, anima_bin, realistic, args, before=None):
+    """`anima tick ARGS` a minute after a full tick, on both paths, each on the home made
+    afresh; assert they did the same; return (the result, which path the first run took)."""
+    home, _, project = realistic
+    restore(realistic)
+    base = {**os.environ, "ANIMA_HOME": str(home), "ANIMA_NOW": NOW}
+    subprocess.run([anima_bin, "tick"], env={**base, "ANIMA_FAST": "0"}, capture_output=True, check=True, timeout=120)
+    if before:
+        before(home)
+    template = tmp_path / "ticked"  # the same home for both runs, ids and all
+    shutil.rmtree(template, ignore_errors=True)
+    shutil.copytree(home, template, symlinks=True)
+    results, paths = [], []
+    for fast in (True, False):
+        restore((home, template, project))
+        os.utime(home / "pipeline" / "heartbeat" / "tick.json")  # restore aged it: the last tick is the newest file
+        run_env = {**base, "ANIMA_NOW": after_now(60)} | ({} if fast else {"ANIMA_FAST": "0"})
+        proc, path = probe(tmp_path, anima_bin, ["tick", *args], run_env, project)
+        results.append((proc.returncode, proc.stdout.decode(), proc.stderr.decode(), without_pid(files(home))))
+        paths.append(path)
+    assert results[0][:3] == results[1][:3]
+    assert results[0][3] == results[1][3]
+    assert paths[1] == "click"
+    return results[0], paths[0]
+
+
+def test_a_tick_with_nothing_due_is_served_fast_and_the_same(tmp_path, anima_bin, realistic):
+    (code, out, err, found), path = ticked(tmp_path, anima_bin, realistic, [])
+    assert (code, out, err, path) == (0, "", "", "fast")
+    assert found["pipeline/heartbeat/tick.json"][1]["at"] == after_now(60)
+
+
+def test_a_tick_given_now_as_a_word_is_served_fast(tmp_path, anima_bin, realistic):
+    for words in (["--now", after_now(90)], [f"--now={after_now(90)}"]):
+        (code, out, err, found), path = ticked(tmp_path, anima_bin, realistic, words)
+        assert (code, out, err, path) == (0, "", "", "fast")
+        assert found["pipeline/heartbeat/tick.json"][1]["at"] == after_now(90)
+
+
+def test_a_tick_with_something_due_goes_to_click_and_is_the_same(tmp_path, anima_bin, realistic):
+    def an_event(home):
+        subprocess.run([anima_bin, "say", "hello there", "--speaker", "Ann"], check=True, capture_output=True,
+                       env={**os.environ, "ANIMA_HOME": str(home), "ANIMA_NOW": after_now(30), "ANIMA_FAST": "0"})
+
+    (code, out, err, found), path = ticked(tmp_path, anima_bin, realistic, [], before=an_event)
+    assert (code, out, err, path) == (0, "", "", "click")
+    assert "“hello there”" in found["self/stream/now.md"][1].decode()
+
+
+@pytest.mark.parametrize("words", [["--now", "yesterday"], ["--nowish", "x"], ["-h"], ["--now"]])
+def test_other_tick_words_go_to_click_and_are_the_same(tmp_path, anima_bin, realistic, words):
+    (code, _, _, _), path = ticked(tmp_path, anima_bin, realistic, words)
+    assert path == "click"
+
+
+def test_a_tick_while_another_holds_the_lock_is_75_and_silent_on_both_paths(tmp_path, anima_bin, realistic):
+    home = realistic[0]
+    holder = textwrap.dedent("""\
+        import sys, time
+        from anima.infra import fs
+        with fs.locked(sys.argv[1], wait=False):
+            print("held", flush=True)
+            time.sleep(60)
+    """)
+    for fast in ("1", "0"):
+        restore(realistic)
+        env = {**os.environ, "ANIMA_HOME": str(home), "ANIMA_NOW": NOW}
+        subprocess.run([anima_bin, "tick"], env={**env, "ANIMA_FAST": "0"}, capture_output=True, check=True)
+        lock = subprocess.Popen([sys.executable, "-c", holder, str(home / "pipeline" / "heartbeat" / "tick.json")],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            assert lock.stdout.readline() == "held\n"
+            before = files(home)
+            proc, path = probe(tmp_path, anima_bin, ["tick"], {**env, "ANIMA_NOW": after_now(60), "ANIMA_FAST": fast},
+                               str(home))
+        finally:
+            lock.kill()
+            lock.wait()
+        assert (proc.returncode, proc.stdout, proc.stderr) == (75, b"", b"")
+        assert path == ("fast" if fast == "1" else "click")
+        assert files(home) == before

@@ -1,11 +1,12 @@
-"""The fast path of anima.__main__: `anima prompt` with a warm cache, without click.
+"""The fast path of anima.__main__: `anima prompt` with a warm cache and `anima tick` with
+nothing due, without click.
 
 A function here serves its command only when it is sure to do what the click command would
 do, byte for byte on stdout and stderr, with the same exit status and the same files
 written. Before it writes anything it checks what it relies on (the words, the home, the
 cache entry); at any doubt it returns None with nothing changed, and the click command runs.
-What it then does is the command's own domain code (anima.host.prompt), ended as anima.cli
-ends a command (`served`).
+What it then does is the command's own domain code (anima.host.prompt,
+anima.stream.heartbeat), ended as anima.cli ends a command (`served`).
 """
 
 import os
@@ -14,6 +15,7 @@ import sys
 from anima.infra.errors import AnimaError, ending, line
 
 PROMPT_OPTIONS = {"--cwd": True, "--lang": True, "--stats": False, "--sections": True}
+TICK_OPTIONS = {"--now": True}
 
 
 def options(args: list[str], spec: dict[str, bool]) -> dict | None:
@@ -146,3 +148,39 @@ def prompt(given_home: str | None, args: list[str]) -> int | None:
             _say(host.format_stats(found.stats))
 
     return served(work)
+
+
+def tick(given_home: str | None, args: list[str]) -> int | None:
+    """`anima tick [--now ISO]` when nothing is due (anima.stream.heartbeat.due): the lock,
+    then only the heartbeat refreshed; another tick holding the lock is 75, silent, as the
+    click command has it. None (nothing done) when something is due or anything is in doubt."""
+    opts = options(args, TICK_OPTIONS)
+    if opts is None:
+        return None
+    home = home_of(given_home)
+    if home is None or not _plain_stderr(home.root):
+        return None
+    from anima.infra import clock, fs
+    from anima.infra.errors import TEMPFAIL, Busy
+    from anima.stream import heartbeat
+
+    try:
+        now = clock.parse(opts["--now"], "--now") if "--now" in opts else clock.now()
+    except AnimaError:  # the click command says what is wrong
+        return None
+    outcome = []
+
+    def work():
+        try:
+            with fs.locked(home.path(*heartbeat.HEARTBEAT), wait=False):
+                if heartbeat.due(home.root, now):
+                    return  # the lock goes with it: the click command takes it again
+                heartbeat.beat_only(home, now)
+                outcome.append(0)
+        except Busy:
+            outcome.append(TEMPFAIL)  # quietly: cron would mail a message
+
+    code = served(work)
+    if code:
+        return code  # an error, said as anima.cli says it
+    return outcome[0] if outcome else None  # none: something is due, and the click command does it
