@@ -32,7 +32,7 @@ from anima.infra.errors import DataError, Refused
 from anima.recall import fts
 
 NAME = "recall.sqlite"
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"  # 5: the formats of issue 16 (harness text out, Codex, Responses, messages)
 WHO = ("user", "me", "delegated")
 # what phrase_rows joins to each row of a shard: the turn it is (none for a dead row)
 TURN_COLUMNS = ", t.file, t.line, t.ts, t.who"
@@ -138,6 +138,8 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
     those bytes are read. None if they are not whole lines of JSON (then read it all)."""
     from anima.recall import formats
 
+    if fmt not in formats.BY_NAME:  # no line decided yet: the new ones may, and then the whole file is read anew
+        return None
     with open(path, "rb") as f:
         f.seek(size)
         data = f.read()
