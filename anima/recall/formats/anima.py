@@ -5,7 +5,7 @@ Seen in: anima's own writer, anima/recall/append.py. Decided by a header line
 "ts" and no "message" object. A turn is `{"role", "content", "ts"}` as in a chat message.
 """
 
-from anima.recall.formats import common
+import anima.recall.formats.common as common
 
 NAME = "anima"
 

@@ -20,7 +20,7 @@ parts that are an interruption notice, a compaction summary or a local-command c
 
 import re
 
-from anima.recall.formats import common
+import anima.recall.formats.common as common
 
 NAME = "claude"
 

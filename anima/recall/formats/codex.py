@@ -14,7 +14,8 @@ developer messages (the permissions and sandbox instructions), and the context C
 as the user's (AGENTS.md, `<environment_context>`, and the others responses.CONTEXTUAL names).
 """
 
-from anima.recall.formats import common, responses
+import anima.recall.formats.common as common
+import anima.recall.formats.responses as responses
 
 NAME = "codex"
 TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})

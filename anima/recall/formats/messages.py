@@ -9,7 +9,7 @@ assistant). Each message is read as an openai chat message (text parts, injected
 the other roles skipped). A log that repeats the history in every request repeats it here.
 """
 
-from anima.recall.formats import common
+import anima.recall.formats.common as common
 
 NAME = "messages"
 

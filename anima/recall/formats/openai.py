@@ -6,7 +6,7 @@ openai SDK and LiteLLM take and return them. Decided by a first object with "rol
 "ts", "type" or a "message" object. Read as anima's turns are; "timestamp" is the time.
 """
 
-from anima.recall.formats import common
+import anima.recall.formats.common as common
 
 NAME = "openai"
 

@@ -12,7 +12,7 @@ is its input_text, output_text and text parts. Skipped: every item that is not a
 developer messages, and the context Codex writes into the user's role (`contextual`).
 """
 
-from anima.recall.formats import common
+import anima.recall.formats.common as common
 
 NAME = "responses"
 
