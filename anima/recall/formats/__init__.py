@@ -1,7 +1,7 @@
 """The host formats of a transcript: how a file's format is told, and how its lines are read.
 
 One module a format, each with `detect(obj)` (whether a line says the file is in it),
-`header(obj)` (whether that deciding line is a header, not a turn), `delegated(obj)` (whether
+HEADER (the "type" of a line that is a header, not a turn), `delegated(obj)` (whether
 the deciding line makes the whole file a sub-agent's), `line_id(obj)` (the session id a line
 names, if any) and `turn(obj, delegated)` ((who, text, ts) of a line, or None). Its docstring
 says where its shape was seen, what is read and what is skipped.
@@ -29,6 +29,7 @@ WHO = common.WHO
 UNKNOWN = "unknown"  # no line decided: no turns
 FORMATS = (codex, responses, anima, openai, messages, claude)
 BY_NAME = {f.NAME: f for f in FORMATS}
+_TURN = {f.NAME: f.turn for f in FORMATS}
 plain_id = common.plain_id
 
 
@@ -45,31 +46,33 @@ class Detector:
     decides; a header line decides and is not a turn. `id` is the first session id a line
     named."""
 
-    __slots__ = ("module", "format", "delegated", "id")
+    __slots__ = ("module", "format", "delegated", "id", "header")
 
     def __init__(self):
-        self.module, self.format, self.delegated, self.id = None, None, False, None
+        self.module, self.format, self.delegated, self.id, self.header = None, None, False, None, None
 
     def may_hold_turn(self, obj: dict) -> bool:
         """Whether line `obj` is one to read a turn from: not before the format is decided,
         nor a header."""
-        if self.module is None:
+        module = self.module
+        if module is None:
             module = detect(obj)
             if module is None:
                 return False
-            self.module, self.format, self.delegated = module, module.NAME, module.delegated(obj)
-            if module is anima:
-                self.id = obj.get("id") if module.header(obj) and plain_id(obj.get("id")) else None
-                return not module.header(obj)
+            self.module, self.format, self.delegated, self.header = module, module.NAME, module.delegated(obj), \
+                module.HEADER
+            if module is anima:  # only a deciding header names an anima session
+                self.id = obj.get("id") if obj.get("type") == "session" and plain_id(obj.get("id")) else None
+                return obj.get("type") != "session"
         if self.id is None:
-            self.id = self.module.line_id(obj)
-        return not self.module.header(obj)
+            self.id = module.line_id(obj)
+        return self.header is None or obj.get("type") != self.header
 
 
 def turn(obj: dict, fmt: str, delegated: bool) -> tuple | None:
     """(who, text, ts) of one line of a file in format `fmt`, or None when it holds no turn."""
-    module = BY_NAME.get(fmt)
-    return module.turn(obj, delegated) if module is not None else None
+    read = _TURN.get(fmt)
+    return read(obj, delegated) if read is not None else None
 
 
 def session_id(path: str, found: str | None) -> str:

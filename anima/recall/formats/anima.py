@@ -8,15 +8,12 @@ Seen in: anima's own writer, anima/recall/append.py. Decided by a header line
 import anima.recall.formats.common as common
 
 NAME = "anima"
+HEADER = "session"  # the "type" of a line that is the session's header, not a turn
 
 
 def detect(obj: dict) -> bool:
     return obj.get("type") == "session" or ("role" in obj and "ts" in obj and not isinstance(obj.get("message"), dict))
 
-
-def header(obj: dict) -> bool:
-    """Whether the deciding line is the session header (its id and `delegated`), not a turn."""
-    return obj.get("type") == "session"
 
 
 def delegated(obj: dict) -> bool:

@@ -18,15 +18,13 @@ import anima.recall.formats.common as common
 import anima.recall.formats.responses as responses
 
 NAME = "codex"
+HEADER = "session_meta"  # the "type" of a line that is the session's header, not a turn
 TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 
 
 def detect(obj: dict) -> bool:
     return obj.get("type") in TYPES and isinstance(obj.get("payload"), dict)
 
-
-def header(obj: dict) -> bool:
-    return obj.get("type") == "session_meta"
 
 
 def delegated(obj: dict) -> bool:

@@ -19,9 +19,9 @@ def body(content, role: str, keep=None) -> str:
     """A message body: a string content, or the text parts of a list content joined with
     newlines, the blank ones left out. `keep(text)` gives the part's text to keep (harness
     text taken out), or "" to drop it."""
-    if isinstance(content, str):
-        texts = [content]
-    elif isinstance(content, list):
+    if isinstance(content, str):  # (most lines: kept fast)
+        return content if keep is None else keep(content)
+    if isinstance(content, list):
         texts = []
         for part in content:
             if isinstance(part, str):

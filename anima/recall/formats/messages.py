@@ -12,14 +12,12 @@ the other roles skipped). A log that repeats the history in every request repeat
 import anima.recall.formats.common as common
 
 NAME = "messages"
+HEADER = None  # the "type" of a line that is the session's header, not a turn
 
 
 def detect(obj: dict) -> bool:
     return isinstance(obj.get("messages"), list) and "role" not in obj
 
-
-def header(obj: dict) -> bool:
-    return False
 
 
 def delegated(obj: dict) -> bool:

@@ -9,14 +9,12 @@ openai SDK and LiteLLM take and return them. Decided by a first object with "rol
 import anima.recall.formats.common as common
 
 NAME = "openai"
+HEADER = None  # the "type" of a line that is the session's header, not a turn
 
 
 def detect(obj: dict) -> bool:
     return "role" in obj and not isinstance(obj.get("message"), dict)
 
-
-def header(obj: dict) -> bool:
-    return False
 
 
 def delegated(obj: dict) -> bool:

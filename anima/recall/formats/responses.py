@@ -15,6 +15,7 @@ developer messages, and the context Codex writes into the user's role (`contextu
 import anima.recall.formats.common as common
 
 NAME = "responses"
+HEADER = None  # the "type" of a line that is the session's header, not a turn
 
 # Items that are no message (codex-rs ResponseItem, and the Responses API's output items).
 OTHER_ITEMS = frozenset({
@@ -42,9 +43,6 @@ def detect(obj: dict) -> bool:
     kind = obj.get("type")
     return (kind == "message" and "role" in obj) or kind in OTHER_ITEMS
 
-
-def header(obj: dict) -> bool:
-    return False
 
 
 def delegated(obj: dict) -> bool:
