@@ -27,7 +27,7 @@ def put(path, data: bytes) -> str:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
         f.write(data)
-    t = int(file_time(-600) * 1e9)  # settled, and cold for the index
+    t = int(file_time(-3600) * 1e9)  # settled, and cold for the index
     os.utime(path, ns=(t, t))
     return str(path)
 
@@ -260,6 +260,9 @@ def test_a_source_that_yields_no_turn_is_named_by_recall_and_doctor(run, home, t
         f"anima: warning: recall.sources {tmp_path}/none/*.jsonl: no file found",
     ]
     assert run("recall", "tea").stderr == r.stderr  # from the summary as well
+    assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    assert run("recall", "tea").stderr == r.stderr  # from the index
+    run("index", "off")
     doctor = run("doctor")
     [line] = [x for x in doctor.stdout.splitlines() if x.startswith("WARN") and "recall" in x]
     assert f"{odd}/*.jsonl: 3 files" in line and f"{quiet}: 1 file" in line and "no file found" in line
@@ -276,3 +279,19 @@ def test_other_hosts_as_recall_sources(run, home, tmp_path, shape):
     run("config", "set", "recall.sources", str(tmp_path / "logs"))
     r = run("recall", "tea")
     assert r.exit_code == 0 and r.stderr == "" and r.stdout
+
+
+def test_a_file_where_no_line_decided_is_read_anew_when_it_grows(run, home):
+    """Its format is unknown, not anima's: an index update reads it whole when lines come that decide."""
+    run("init", "--lang", "en")
+    path = put(home / "sessions" / "later.jsonl", b'{"event": "start"}\n')
+    assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    with open(path, "ab") as f:
+        f.write(jsonl(cc("user", "Saffron tea, please.", 2)))
+    t = int(file_time(-3600) * 1e9)
+    os.utime(path, ns=(t, t))
+    assert run("index", "update").exit_code == 0
+    with_index = run("recall", "--json", "saffron").stdout
+    assert [json.loads(x)["line"] for x in with_index.splitlines()] == [2]
+    run("index", "off")
+    assert run("recall", "--json", "saffron").stdout == with_index

@@ -1,4 +1,5 @@
-"""Transcripts: three formats, plain and zstd, read into turns; damage, the cache, session append.
+"""Transcripts: anima, openai and Claude Code files, plain and zstd, read into turns; damage, the
+cache, session append (the other hosts' formats and Claude Code's harness text: test_formats.py).
 
 Every zstd file here is written by the zstandard module (one frame, several frames, a stream
 with frames flushed mid-line), and every line number a turn reports is checked against
