@@ -241,6 +241,60 @@ def test_harness_text_is_not_found_by_recall_nor_stageable_with_or_without_the_i
     assert r.exit_code == 0 and run("facts").stdout.count("\n") == 1
 
 
+# Trimmed from a real ~/.claude/projects snapshot written by Claude Code 2.1.39 (marot/spotter,
+# test/fixtures/transcripts/4d5611e5-….jsonl and its subagents/agent-acompact-e1f845.jsonl): the
+# first line a file-history-snapshot, hook progress lines, an assistant text that is blank, and
+# the agent Claude Code runs to compact the conversation, whose "user" lines are a hook's context
+# (isMeta) and Claude Code's own compaction prompt (not marked at all).
+
+def real(kind, n, **extra):
+    base = {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/home/USER/p",
+            "sessionId": "4d5611e5-241a-462a-8d15-5122611a9569", "version": "2.1.39", "gitBranch": "p",
+            "type": kind, "uuid": f"u{n}", "timestamp": f"2026-02-12T16:02:2{n % 10}.284Z"}
+    return {**base, **extra}
+
+
+REAL_MAIN = [
+    {"type": "file-history-snapshot", "messageId": "f509", "snapshot": {"messageId": "f509", "trackedFileBackups": {},
+     "timestamp": "2026-02-12T16:02:25.227Z"}, "isSnapshotUpdate": False},                                 # 1
+    real("progress", 2, data={"type": "hook_progress", "hookEvent": "SessionStart", "hookName": "SessionStart:startup",
+                              "command": "bd prime"}, toolUseID="t0", parentToolUseID="t0"),              # 2
+    real("user", 3, message={"role": "user", "content": "Work on bead spotter-dov. Start with the first ready task."},
+         thinkingMetadata={"maxThinkingTokens": 31999}, todos=[], permissionMode="bypassPermissions"),    # 3
+    real("assistant", 4, message={"model": "claude-opus-4-6", "id": "msg_01", "type": "message", "role": "assistant",
+                                  "content": [{"type": "text", "text": "\n\n"}], "stop_reason": None},
+         requestId="req_01"),                                                                               # 4
+    real("assistant", 5, message={"model": "claude-opus-4-6", "id": "msg_01", "type": "message", "role": "assistant",
+                                  "content": [{"type": "thinking", "thinking": "SECRET REASONING",
+                                               "signature": "[REDACTED_SIGNATURE]"}]}),                    # 5
+    real("user", 6, message={"role": "user", "content": [{"tool_use_id": "toolu_01", "type": "tool_result",
+                                                          "content": "TOOL OUTPUT", "is_error": False}]},
+         toolUseResult={"stdout": "TOOL OUTPUT"}),                                                          # 6
+]
+COMPACT_PROMPT = ("Your task is to create a detailed summary of the conversation so far, paying close attention to "
+                  "the user's explicit requests and your previous actions.\nCOMPACTION PROMPT")
+REAL_COMPACT_AGENT = [
+    real("user", 1, isSidechain=True, agentId="acompact-e1f845", isMeta=True,
+         message={"role": "user", "content": "<system-reminder>\nPostToolUse:Edit hook additional context: "
+                                             "[COMPILE ERROR]\nHOOK OUTPUT\n</system-reminder>"}),          # 1
+    real("user", 2, isSidechain=True, agentId="acompact-e1f845",
+         message={"role": "user", "content": COMPACT_PROMPT}),                                             # 2
+    real("assistant", 3, isSidechain=True, agentId="acompact-e1f845",
+         message={"model": "claude-opus-4-6", "role": "assistant", "type": "message",
+                  "content": [{"type": "text", "text": "<analysis>COMPACTION SUMMARY</analysis>"}]}),      # 3
+]
+
+
+def test_a_real_claude_code_project(home):
+    root = home / "projects" / "-home-USER-p"
+    session, got = rows(put(root / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl", jsonl(*REAL_MAIN)))
+    assert (session.id, session.format) == ("4d5611e5-241a-462a-8d15-5122611a9569", "claude")
+    assert got == [(3, "user", "Work on bead spotter-dov. Start with the first ready task.")]
+    agent = root / "4d5611e5-241a-462a-8d15-5122611a9569" / "subagents" / "agent-acompact-e1f845.jsonl"
+    session, got = rows(put(agent, jsonl(*REAL_COMPACT_AGENT)))
+    assert (session.id, got) == ("4d5611e5-241a-462a-8d15-5122611a9569.agent-acompact-e1f845", [])
+
+
 # --- a source that yields no turn ---------------------------------------------------------------
 
 def test_a_source_that_yields_no_turn_is_named_by_recall_and_doctor(run, home, tmp_path):
