@@ -40,9 +40,11 @@ def rows(path):
 # --- Codex CLI ------------------------------------------------------------------------------
 # A rollout as openai/codex's rollout recorder writes it (codex-rs RolloutLine {timestamp, type,
 # payload}; session_meta as Codex 0.46 wrote it, seen in a `codex exec` rollout quoted by
-# jnarowski/agentcmd .agent/research/codex/format-comparison.md). The developer message and the
-# AGENTS.md / environment parts are what codex-rs core/src/context writes (the markers of
-# contextual_user_message.rs); event_msg repeats the messages (user_message, agent_message).
+# jnarowski/agentcmd .agent/research/codex/format-comparison.md, and as a Codex 0.60.1 rollout quoted
+# in a public prompt log shows it, with the environment context a user message of its own). The
+# developer message and the AGENTS.md / environment parts are what codex-rs core/src/context writes
+# (the markers of contextual_user_message.rs); event_msg repeats the messages (user_message,
+# agent_message).
 
 def item(line_type, n, **payload):
     return {"timestamp": T.format(n), "type": line_type, "payload": payload}
