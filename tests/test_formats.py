@@ -351,3 +351,28 @@ def test_a_file_where_no_line_decided_is_read_anew_when_it_grows(run, home):
     assert [json.loads(x)["line"] for x in with_index.splitlines()] == [2]
     run("index", "off")
     assert run("recall", "--json", "saffron").stdout == with_index
+
+
+def test_an_index_of_the_formats_before_is_rebuilt_by_the_next_update(run, home):
+    """What is read of a file changed (harness text out): an index made before is not used, and
+    `anima index update` (from cron or the tick) builds it anew rather than failing every time."""
+    import sqlite3
+
+    from anima.recall import index
+
+    run("init", "--lang", "en")
+    put(home / "sessions" / "claude" / "cc-h.jsonl", jsonl(*CLAUDE))
+    assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    db = str(home / "index" / index.NAME)
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE meta SET value='4' WHERE key='version'")
+    con.close()
+    r = run("recall", "barley-cli")
+    assert r.exit_code == 1 and "made by another version of anima" in r.stderr
+    assert run("index", "status").exit_code == 65
+    assert run("index", "update").exit_code == 0
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT value FROM meta WHERE key='version'").fetchone() == (index.SCHEMA_VERSION,)
+    con.close()
+    r = run("recall", "--json", "barley")
+    assert r.stderr == "" and [json.loads(x)["line"] for x in r.stdout.splitlines()] == [7]
