@@ -1,4 +1,5 @@
-"""Transcripts: three formats, plain and zstd, read into turns; damage, the cache, session append.
+"""Transcripts: anima, openai and Claude Code files, plain and zstd, read into turns; damage, the
+cache, session append (the other hosts' formats and Claude Code's harness text: test_formats.py).
 
 Every zstd file here is written by the zstandard module (one frame, several frames, a stream
 with frames flushed mid-line), and every line number a turn reports is checked against
@@ -296,14 +297,19 @@ def test_a_claude_code_sub_agent_file_is_its_own_delegated_session(home):
 
 
 def test_session_ids():
-    assert formats.session_id("/x/f.jsonl", {"type": "session", "id": "s1"}) == "s1"
-    assert formats.session_id("/x/f.jsonl", {"type": "session"}) == "f"
-    assert formats.session_id("/x/f.jsonl", {"type": "session", "id": "has space"}) == "f"
-    assert formats.session_id("/x/f.jsonl", {"type": "session", "id": 7}) == "f"
-    assert formats.session_id("/x/f.jsonl.zst", {"type": "user", "sessionId": "cc-9"}) == "cc-9"
+    """The id a line named, else the file name without its suffix; a named id must be plain."""
+    assert formats.session_id("/x/f.jsonl", "s1") == "s1"
     assert formats.session_id("/x/f.jsonl.zst", None) == "f"
     assert formats.session_id("/x/f.g.jsonl.zstd", None) == "f.g"
     assert formats.session_id("/x/.jsonl", None) == ".jsonl"
+    for header, sid in [({"type": "session", "id": "s1"}, "s1"), ({"type": "session"}, "f"),
+                        ({"type": "session", "id": "has space"}, "f"), ({"type": "session", "id": 7}, "f"),
+                        ({"type": "user", "sessionId": "cc-9", "message": {"role": "user", "content": "x"}}, "cc-9"),
+                        ({"type": "session_meta", "payload": {"id": "019a-c0de"}}, "019a-c0de"),
+                        ({"type": "session_meta", "payload": {"id": "two words"}}, "f")]:
+        detector = formats.Detector()
+        detector.may_hold_turn(header)
+        assert formats.session_id("/x/f.jsonl", detector.id) == sid, header
 
 
 def test_the_first_line_decides_the_format(tmp_path):
@@ -346,7 +352,7 @@ def test_an_empty_file_is_a_session_without_turns(tmp_path):
     for name, data in (("e1.jsonl", b""), ("e2.jsonl.zst", b""), ("e3.jsonl.zst", zst_single(b"")),
                        ("e4.jsonl", b"\n\n")):
         session, warnings = read(put(tmp_path / name, data))
-        assert (session.id, session.format, session.turns, warnings) == (name.split(".")[0], "anima", [], [])
+        assert (session.id, session.format, session.turns, warnings) == (name.split(".")[0], "unknown", [], [])
 
 
 def two_frames(sid="a-1") -> tuple[bytes, bytes, int]:

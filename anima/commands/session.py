@@ -9,7 +9,8 @@ def cli():
 
     A session is sessions/ID.jsonl: a {"type": "session", "id": ID} header line, then one
     {"role", "content", "ts"} line per turn. `anima recall` searches these files together
-    with the recall.sources globs (anima, OpenAI and Claude Code transcripts, plain or zstd).
+    with the recall.sources globs (anima, OpenAI chat and Responses, Claude Code and Codex CLI
+    transcripts, plain or zstd: anima-transcripts(5)).
     """
 
 

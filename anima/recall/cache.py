@@ -27,7 +27,7 @@ import os
 from anima.infra import clock, fs, jsontext
 from anima.infra.errors import AnimaError, Refused
 
-CACHE_FORMAT = 3  # bump when what is extracted from a file changes
+CACHE_FORMAT = 4  # bump when what is extracted from a file changes
 SUMMARY = "summary.json"
 
 

@@ -32,7 +32,7 @@ from anima.infra.errors import DataError, Refused
 from anima.recall import fts
 
 NAME = "recall.sqlite"
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"  # 5: the formats of issue 16 (harness text out, Codex, Responses, messages)
 WHO = ("user", "me", "delegated")
 # what phrase_rows joins to each row of a shard: the turn it is (none for a dead row)
 TURN_COLUMNS = ", t.file, t.line, t.ts, t.who"
@@ -138,6 +138,8 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
     those bytes are read. None if they are not whole lines of JSON (then read it all)."""
     from anima.recall import formats
 
+    if fmt not in formats.BY_NAME:  # no line decided yet: the new ones may, and then the whole file is read anew
+        return None
     with open(path, "rb") as f:
         f.seek(size)
         data = f.read()
@@ -433,7 +435,9 @@ def update(home, cfg, warn=lambda m: None) -> dict:
     from anima.recall import sources
 
     target = path(home)
-    if not os.path.exists(target):  # the first update (say, from cron) builds it
+    # The first update (say, from cron) builds it; so does the first after an upgrade that reads
+    # the transcripts otherwise (another SCHEMA_VERSION): the index is derived, nothing is lost.
+    if not os.path.exists(target) or _outdated(target):
         rebuild(home, cfg, cfg["index.jobs"], warn=warn)
         return {"added": None, "appended": 0, "replaced": 0, "removed": 0}
     with fs.locked(target, wait=False, what="the recall index (a rebuild or update is running)"), _disk(target):
@@ -488,6 +492,23 @@ def _retire(con, file_path: str) -> None:
 
 class Unusable(DataError):
     """The index cannot be read (damaged, or made by another version): scan instead."""
+
+
+def _outdated(target: str) -> bool:
+    """Whether the index at `target` is a readable index of another version (a damaged one is not)."""
+    import sqlite3
+
+    try:
+        con = _connect(target, readonly=True)
+    except (sqlite3.DatabaseError, Refused, OSError):
+        return False
+    try:
+        version = con.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        con.close()
+    return bool(version) and version[0] != SCHEMA_VERSION
 
 
 def _usable(con, target: str) -> None:

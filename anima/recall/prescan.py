@@ -20,11 +20,11 @@ from anima.recall.cache import SUMMARY, Cache, Summary, token_total
 class Scanned:
     """One session as a recall pass sees it: its totals, and the turns that may match."""
 
-    __slots__ = ("id", "path", "turns_total", "tokens_total", "turns")
+    __slots__ = ("id", "path", "turns_total", "tokens_total", "turns", "format")
 
-    def __init__(self, sid: str, path: str, turns_total: int, tokens_total: int, turns: list):
+    def __init__(self, sid: str, path: str, turns_total: int, tokens_total: int, turns: list, fmt: str):
         self.id, self.path, self.turns = sid, path, turns
-        self.turns_total, self.tokens_total = turns_total, tokens_total
+        self.turns_total, self.tokens_total, self.format = turns_total, tokens_total, fmt
 
 
 def _passes(data: bytes, phrases) -> bool:
@@ -32,7 +32,7 @@ def _passes(data: bytes, phrases) -> bool:
     return any(needles is None or all(n in data for n in needles) for needles in phrases)
 
 
-def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
+def scan(home, cfg, phrases, warn, paths: list[str] | None = None, read: dict | None = None):
     """Every session for recall, in sources.session_files order, as Scanned.
 
     `phrases`: for each phrase searched, the byte strings (lower-cased) that its line must
@@ -41,7 +41,9 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
     that a later pass decompresses it, looks for the needles in its raw bytes and parses only
     the lines that hold them; a file whose text is escaped (\\uXXXX) or not summarised yet is
     read whole, as `sessions` reads it. Turns returned are a superset of the matching ones.
-    `paths` limits the pass to those files (the ones an index does not cover).
+    `paths` limits the pass to those files (the ones an index does not cover). `read`, when
+    given, gets {path: (turns, format)} of every file read, a second file of a session too.
+    With no phrases, a summarised file is not even opened: its totals are all that is asked.
     """
     root = sources.home_root(home)
     cache_max = sources.setting(cfg, "recall.cache_sessions", 60)
@@ -58,7 +60,11 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
         sig = fs.signature(path)
         known = summary.get(path, sig) if summary is not None else None
         scanned = None
-        if known is not None:  # (cheaper than even a cache entry: most files hold no needle at all)
+        if known is not None and not phrases:
+            scanned = Scanned(known["id"], path, known["turns"], known["tokens"], [], known["format"])
+            for message in known["warnings"]:
+                warn(message)
+        elif known is not None:  # (cheaper than even a cache entry: most files hold no needle at all)
             scanned = _scan_raw(path, sig, known, phrases)
             if scanned is not None:
                 for message in known["warnings"]:
@@ -70,7 +76,9 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None):
             kept = [t for t in session.turns if _passes(t.text.lower().encode("utf-8"), phrases)]
             known = summary.get(path, sig) if summary is not None else None  # just written: its totals
             tokens = known["tokens"] if known else token_total(t.text for t in session.turns)
-            scanned = Scanned(session.id, path, len(session.turns), tokens, kept)
+            scanned = Scanned(session.id, path, len(session.turns), tokens, kept, session.format)
+        if read is not None:
+            read[path] = (scanned.turns_total, scanned.format)
         if scanned.id in first:
             warn(f"{path}: session {scanned.id} was already read from {first[scanned.id]}; file skipped")
             continue
@@ -103,7 +111,7 @@ def _scan_raw(path: str, sig: list, known: dict, phrases) -> Scanned | None:
             if turn is not None:
                 who, text, ts = turn
                 turns.append(sessions.Turn(sid, number, mtime if ts is None else ts, who, text, path))
-    return Scanned(known["id"], path, known["turns"], known["tokens"], turns)
+    return Scanned(known["id"], path, known["turns"], known["tokens"], turns, known["format"])
 
 
 def _lines_holding(low: bytes, phrases):

@@ -441,8 +441,10 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
             warn(f"{e}; scanning the transcripts instead")
     import sqlite3
 
+    read = {} if sources.setting(cfg, "recall.sources", []) else None  # what each file gave, to name a silent source
+
     def answer(idx):
-        found, stats = _search(home, cfg, queries, filters, idx, warn, note, limit, tiers)
+        found, stats = _search(home, cfg, queries, filters, idx, warn, note, limit, tiers, read)
         return [rank(c, st, q, limit, tiers) if q.raw else [] for c, st, q in zip(found, stats, queries, strict=True)]
 
     try:
@@ -457,6 +459,11 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     finally:
         if idx is not None:
             idx.close()
+    if read is not None:
+        from anima.recall import silent
+
+        for line in silent.report(home, cfg, read):
+            warn(line)
     attach_text([r for rs in ranked for r in rs])
     return ranked
 
@@ -475,11 +482,16 @@ class _Filters:
         self.sieves = [sieve(t, stems) for t in terms]
 
 
-def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers):
-    """Candidates and statistics: a scan's for what the index does not cover, then the index's."""
+def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers, read=None):
+    """Candidates and statistics: a scan's for what the index does not cover, then the index's.
+    `read`, when given, gets {path: (turns, format)} of every file (anima.recall.silent)."""
     from anima.recall import prescan
 
     if idx is not None:
+        if read is not None:
+            from anima.recall import silent
+
+            silent.of_index(idx, read)
         found, stats = [[] for _ in queries], index_stats(idx, queries)
         plan = idx.plan
         if note and plan.hot:
@@ -491,13 +503,13 @@ def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers):
         if plan.uncovered:
             indexed_ids = {sid for _, sid in idx.covered().values()}
             f = _Filters(queries)
-            uncovered = (s for s in prescan.scan(home, cfg, f.phrases, warn, paths=plan.uncovered)
+            uncovered = (s for s in prescan.scan(home, cfg, f.phrases, warn, paths=plan.uncovered, read=read)
                          if s.id not in indexed_ids)
             scan(uncovered, queries, filters, found, stats, f.sieves)
         from_index(idx, queries, filters, found, stats, limit, tiers)
         return found, stats
     f = _Filters(queries)
-    return scan(prescan.scan(home, cfg, f.phrases, warn), queries, filters, sieves=f.sieves)
+    return scan(prescan.scan(home, cfg, f.phrases, warn, read=read), queries, filters, sieves=f.sieves)
 
 
 def snippet(text: str, terms: list[str], width: int) -> str:

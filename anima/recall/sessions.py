@@ -63,7 +63,7 @@ def extract(path: str, sig: list) -> dict:
     """
     warnings: list[str] = []
     bad = 0
-    detector, id_line = formats.Detector(), None
+    detector = formats.Detector()
     turns: list[list] = []
     number = 0
     escaped = False  # \uXXXX escapes: the raw bytes then do not show the text's characters
@@ -91,8 +91,6 @@ def extract(path: str, sig: list) -> dict:
                 continue
             if not detector.may_hold_turn(obj):
                 continue
-            if detector.format == "claude" and id_line is None and formats.plain_id(obj.get("sessionId")):
-                id_line = obj
             turn = formats.turn(obj, detector.format, detector.delegated)
             if turn is not None:
                 turns.append([number, turn[2], turn[0], turn[1]])
@@ -108,8 +106,8 @@ def extract(path: str, sig: list) -> dict:
     for turn in turns:
         if turn[1] is None:
             turn[1] = mtime
-    return {"v": CACHE_FORMAT, "path": path, "sig": sig, "id": formats.session_id(path, detector.header or id_line),
-            "format": detector.format or "anima", "delegated": detector.delegated, "warnings": warnings,
+    return {"v": CACHE_FORMAT, "path": path, "sig": sig, "id": formats.session_id(path, detector.id),
+            "format": detector.format or formats.UNKNOWN, "delegated": detector.delegated, "warnings": warnings,
             "turns": turns, "escaped": escaped}
 
 

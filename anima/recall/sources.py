@@ -32,15 +32,30 @@ def session_files(home, cfg) -> list[str]:
     seen_dirs: set[str] = set()
     _walk(os.path.join(root, "sessions"), found, seen_dirs)
     for pattern in setting(cfg, "recall.sources", []):
-        import glob  # (only then: every recall lists the files, most with no sources set)
-
-        pattern = os.path.join(root, os.path.expanduser(pattern))  # an absolute pattern stays as it is
-        for match in glob.glob(pattern, recursive=True):
-            if os.path.isdir(match):
-                _walk(match, found, seen_dirs)
-            elif match.endswith(SUFFIXES) and os.path.isfile(match):
-                found.add(os.path.realpath(match))
+        _matches(root, pattern, found, seen_dirs)
     return sorted(found)
+
+
+def by_source(home, cfg) -> list[tuple[str, set[str]]]:
+    """(glob as given, the transcript files it stands for) for each recall.sources glob."""
+    root = home_root(home)
+    out = []
+    for pattern in setting(cfg, "recall.sources", []):
+        found: set[str] = set()
+        _matches(root, pattern, found, set())
+        out.append((pattern, found))
+    return out
+
+
+def _matches(root: str, pattern: str, found: set, seen_dirs: set) -> None:
+    import glob  # (only then: every recall lists the files, most with no sources set)
+
+    pattern = os.path.join(root, os.path.expanduser(pattern))  # an absolute pattern stays as it is
+    for match in glob.glob(pattern, recursive=True):
+        if os.path.isdir(match):
+            _walk(match, found, seen_dirs)
+        elif match.endswith(SUFFIXES) and os.path.isfile(match):
+            found.add(os.path.realpath(match))
 
 
 def _walk(top: str, found: set, seen_dirs: set) -> None:

@@ -147,6 +147,21 @@ def index_lines(home, cfg):
         yield Line(OK, "index", f"{s['indexed']} sessions indexed, {s['hot']} hot, built {s['built']}")
 
 
+def recall_lines(home, cfg):
+    """The recall.sources that yield no turn (anima.recall.silent); nothing without sources."""
+    from anima.recall import silent, sources
+
+    given = sources.setting(cfg, "recall.sources", [])
+    if not given:
+        return
+    quiet = [line.removeprefix("recall.sources ") for line in silent.survey(home, cfg)]
+    if quiet:
+        yield Line(WARN, "recall", f"{len(quiet)} of {len(given)} recall.sources give no turn: {'; '.join(quiet)}",
+                   "fix the glob, or see anima-transcripts(5) for the formats read")
+    else:
+        yield Line(OK, "recall", f"{len(given)} recall.sources, each gives turns")
+
+
 def queue_lines(home):
     from anima.pipeline import metrics
 
@@ -341,7 +356,8 @@ def run(home, now: float, environ=os.environ) -> list[Line]:
     lines.extend(more)
     if cfg is None:
         return lines
-    for more in (prompt_lines(home, cfg, now, environ), text_lines(home), index_lines(home, cfg), queue_lines(home),
+    for more in (prompt_lines(home, cfg, now, environ), text_lines(home), index_lines(home, cfg),
+                 recall_lines(home, cfg), queue_lines(home),
                  hook_lines(home), tick_lines(home, now), consolidate_lines(home, cfg, now),
                  model_lines(home, cfg, now, environ)):
         lines.extend(more)
