@@ -108,7 +108,7 @@ class View:
 
     def block(self, record: dict) -> list[str] | None:
         """The lines of a record as they still are (no line ends), or None if changed or gone."""
-        if record["gen"] == self.gen and self._now is None:
+        if self._now is None:  # (a record of an earlier generation may be kept in it by a roll)
             self._now = self.stream.text().splitlines(keepends=True)
         lines = bookkeeping.block(self.stream, record, self.gen, self._now)
         return None if lines is None else [x.rstrip("\n") for x in lines]
