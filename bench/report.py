@@ -18,7 +18,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ["run.py", "recall.py", "index.py", "recall_quality.py", "stream.py", "privacy.py", "crash.py"]
+SCRIPTS = ["run.py", "recall.py", "index.py", "recall_quality.py", "stream.py", "stream_append.py", "privacy.py",
+           "crash.py"]
 
 PREFACE = """\
 # Benchmarks
