@@ -268,6 +268,37 @@ def test_kill_9_during_a_keeping_roll_loses_nothing(anima_bin, home, run, tmp_pa
         assert [now_md(home).count(f"\nentry {k}\n") for k in range(30)] == [0] * 15 + [1] * 15
 
 
+def test_a_decision_kept_across_a_roll_is_acted_on_once(run, home):
+    """Her decision at 21:00 stays in now.md when the 19:50 entry is archived at 21:05: the
+    externalize after the roll finds it hers (its record of the old generation, its line now
+    4 lines up) and acts on it; neither another roll nor another run acts on it again, and a
+    decision read before a roll is not acted on again after it."""
+    def actions():
+        queue = home / "pipeline" / "action_queue"
+        return sorted((json.loads(p.read_text())["payload"]["params"]["text"], p.name) for p in queue.glob("*.json"))
+
+    think(run, "An old thought.", when="2026-11-30T19:50:00Z")
+    think(run, "I decide to note: read before the roll", when="2026-11-30T20:30:00Z")
+    assert run("externalize", "--now", "2026-11-30T20:31:00Z").exit_code == 0
+    think(run, "I decide to note: kept across the roll", when="2026-11-30T21:00:00Z")
+    assert run("stream", "roll", "--now", "2026-11-30T21:05:00Z").exit_code == 0
+    assert now_md(home).startswith("## 2026-11-30 20:30\n") and book(home)[-1]["moved"] == 4
+    r = run("externalize", "--now", "2026-11-30T21:06:00Z")
+    assert r.exit_code == 0
+    [acted] = [json.loads(line) for line in r.stdout.splitlines()]
+    assert acted["payload"]["params"] == {"text": "kept across the roll", "cites": {"gen": 0, "lines": [11]}}
+    once = actions()
+    assert [text for text, _ in once] == ["kept across the roll", "read before the roll"]
+    assert run("stream", "roll", "--now", "2026-11-30T21:50:00Z").exit_code == 0  # 20:30 archived now
+    assert "kept across the roll" in now_md(home) and "read before the roll" not in now_md(home)
+    (home / "pipeline" / "externalize.cursor").unlink()  # everything read again: nothing acted on twice
+    r = run("externalize", "--now", "2026-11-30T21:51:00Z")
+    assert (r.exit_code, r.stdout) == (0, "")
+    assert actions() == once
+    assert run("dispatch").exit_code == 0
+    assert run("check", "--only", "stream").exit_code == 0
+
+
 def test_an_append_after_a_hand_edit_records_its_lines(run, home):
     """An append finds where now.md ends from its last record unless now.md changed since:
     a line added, the same size with a line more (a modification time after the

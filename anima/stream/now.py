@@ -239,6 +239,29 @@ class Stream:
         return os.path.join(self.archive_dir, day + ".md")
 
 
+def wake(home, lang: str, now: float) -> list[str]:
+    """What `anima init` gives her to wake up with (anima/data/self/LANG/): her first state,
+    self/state.md, and her first entry in now.md, her waking up, recorded as by "init" (not a
+    thought of hers that could decide anything); neither over what is there (a stream that was
+    ever written has its bookkeeping, even when now.md is gone). Return the paths written."""
+    from importlib import resources
+
+    from anima.self import state
+
+    def starter(name: str) -> str:
+        return resources.files("anima").joinpath("data", "self", lang, name).read_text("utf-8")
+
+    written = []
+    if fs.create(state.path(home), starter("state.md")):
+        written.append(state.path(home))
+    stream = Stream(home)
+    with stream.lock():
+        if fs.status(stream.now_path) is None and fs.status(stream.book) is None:
+            stream.append(starter("now.md"), "init", now, held=True)
+            written.append(stream.now_path)
+    return written
+
+
 def heading(at: float) -> str:
     return time.strftime("## %Y-%m-%d %H:%M", time.gmtime(at))
 
