@@ -121,7 +121,9 @@ class Stream:
         size = now.st_size if now is not None else 0
         if records and book is not None and (now is None or now.st_mtime_ns <= book.st_mtime_ns):
             last = records[-1]
-            lines = last.get("kept") if last.get("by") == "roll" else (last.get("lines") or [None, None])[1]
+            span = last.get("lines")
+            lines = last.get("kept") if last.get("by") == "roll" else \
+                span[1] if isinstance(span, list) and len(span) == 2 else None
             if last.get("size") == size and last["gen"] == gen and _is_count(lines) and (size == 0) == (lines == 0):
                 return gen, lines, size, size == 0 or self._last_byte() == b"\n"
         text = fs.read_text(self.now_path) or ""
