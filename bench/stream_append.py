@@ -4,7 +4,9 @@ depend on what it holds, and durability is per batch, not per line.
 - `anima internalize` draining 200 events into a now.md that already holds 100, 1,000 and
   10,000 entries (with their records, as anima leaves them): ms per event, and its ratio to
   the 100-entry drain of the same run (target at most 1.3x at 10,000; before issue 15 every
-  append read and counted all of now.md: 4.1x);
+  append read and counted all of now.md: 4.1x, and 1.5x to 5x on this machine in runs of
+  this script on the code before it). What is left over 1.0x is reading 10,000 records once
+  at the start of the drain, not a cost of each event;
 - the fsyncs one such drain makes per event, counted by `strace -f -c` (or, without strace,
   by wrapping os.fsync in the drain's process): target at most 1.2 (it was 3: the journal
   line, the entry and its record each synced; now the entry is synced before its record,
