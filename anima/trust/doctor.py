@@ -223,14 +223,24 @@ def last_consolidate(home) -> float | None:
         return None
 
 
+def _lived(home) -> bool:
+    """Whether the stream's bookkeeping records anything lived: more than init's first entry
+    (her waking up, which consolidate does not take for lived)."""
+    book = home.path("pipeline", "stream.jsonl")
+    size = os.path.getsize(book) if os.path.exists(book) else 0
+    if not size or size > 4096:
+        return bool(size)
+    lines = [line for line in (fs.read_bytes(book) or b"").split(b"\n") if line.strip()]
+    return not (len(lines) == 1 and b'"by": "init"' in lines[0])
+
+
 def consolidate_lines(home, now):
     if changeset.is_pending(home, "consolidate"):
         yield Line(WARN, "consolidate", "a killed consolidate's change set is pending: nothing is added to now.md "
                    "(think, internalize, externalize exit 75) until it is finished", "anima consolidate")
         return
     at = last_consolidate(home)
-    lived = os.path.getsize(home.path("pipeline", "stream.jsonl")) if os.path.exists(
-        home.path("pipeline", "stream.jsonl")) else 0
+    lived = _lived(home)
     if at is None:
         if lived:
             yield Line(WARN, "consolidate", "the stream was never consolidated: no memories or autobiography yet",
