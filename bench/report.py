@@ -19,7 +19,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = ["run.py", "startup.py", "heartbeat.py", "recall.py", "index.py", "recall_quality.py", "stream.py",
-           "privacy.py", "crash.py"]
+           "stream_append.py", "privacy.py", "crash.py"]
 
 PREFACE = """\
 # Benchmarks

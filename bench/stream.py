@@ -35,11 +35,13 @@ def drains_ms_per_event(tmp: str, i: int) -> tuple[float, float]:
     sh([ANIMA, "internalize"], env)
     internalize = (time.perf_counter() - start) * 1000 / N
     sh([sys.executable, "-c", f"""
+from anima.infra import clock
 from anima.infra.home import Home
 from anima.stream.now import Stream
 s = Stream(Home({home!r}))
 for k in range({N}):
-    s.append(f"Alice asked about the plan. I decide to write in my diary: plan number {{k}} is agreed.", "think")
+    s.append(f"Alice asked about the plan. I decide to write in my diary: plan number {{k}} is agreed.", "think",
+             clock.now())
 """], env)
     start = time.perf_counter()
     sh([ANIMA, "externalize"], env)

@@ -94,6 +94,16 @@ def snapshot(root) -> dict:
     return files
 
 
+def unwoken(home) -> None:
+    """Take back what `anima init` writes of her: the first entry in now.md (her waking up, and
+    its record) and her first state, for a test that reads now.md from the first event it
+    sends on (tests/test_init.py tests them)."""
+    for rel in ("self/stream/now.md", "pipeline/stream.jsonl", "self/state.md"):
+        path = os.path.join(str(home), rel)
+        if os.path.exists(path):
+            os.remove(path)
+
+
 def kill_after(argv: list, env: dict, seconds: float) -> bool:
     """Run `argv`, SIGKILL it `seconds` later; whether it was still running when killed."""
     p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

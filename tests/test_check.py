@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import snapshot
+from conftest import snapshot, unwoken
 
 
 def sound_home(run):
@@ -167,9 +167,10 @@ def test_the_stream_s_bookkeeping_out_of_step_is_a_finding(run, home):
     """A record whose lines were edited away, a roll out of order, a generation never started:
     each named, where the loop would skip them silently."""
     assert run("init", "--lang", "en").exit_code == 0
+    unwoken(home)
     for k in range(3):
         assert run("think", f"Thought {k}.", env={"ANIMA_NOW": f"2026-11-30T08:0{k}:00Z"}).exit_code == 0
-    assert run("stream", "roll", "--force", "--now", "2026-11-30T09:00:00Z").exit_code == 0
+    assert run("stream", "roll", "--force", "--keep", "0", "--now", "2026-11-30T09:00:00Z").exit_code == 0
     assert run("think", "After the roll.", env={"ANIMA_NOW": "2026-11-30T09:01:00Z"}).exit_code == 0
     r, found = findings(run, "--only", "stream")
     assert (r.exit_code, found) == (0, [])

@@ -13,7 +13,7 @@ import time
 import pytest
 import yaml
 
-from conftest import kill_after, kill_when, snapshot, wait_until, wchan
+from conftest import kill_after, kill_when, snapshot, unwoken, wait_until, wchan
 
 NIGHT = "2026-12-01T04:00:00Z"
 NIGHT2 = "2026-12-02T04:00:00Z"
@@ -41,6 +41,7 @@ def think(run, text, when):
 def a_day(run, lang="en"):
     """Alice and Bob speak, she thinks and decides; externalize and dispatch act."""
     ok(run("init", "--lang", lang), None)
+    unwoken(os.environ["ANIMA_HOME"])
     if lang == "en":
         say(run, "Good morning! Did you sleep well?", "Alice", "2026-11-30T09:00:00Z", "chat")
         think(run, "Alice sounds cheerful today.", "2026-11-30T09:01:00Z")

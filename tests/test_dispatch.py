@@ -7,7 +7,7 @@ import pytest
 from anima.infra.home import Home
 from anima.pipeline import dispatch, queues
 
-from conftest import NOW_TS, act, kill_after, write_hook
+from conftest import NOW_TS, act, kill_after, unwoken, write_hook
 
 
 def events(home):
@@ -23,6 +23,7 @@ def dead(home):
 @pytest.fixture
 def inited(run, home):
     run("init", "--lang", "en")
+    unwoken(home)
     return home
 
 

@@ -13,7 +13,7 @@ from anima.stream.decisions import decisions
 from anima.stream.externalize import Externalizer, View, justify
 from anima.stream.now import Stream
 
-from conftest import NOW_TS, act, by_hand, write_hook
+from conftest import NOW_TS, act, by_hand, unwoken, write_hook
 
 T0 = "2026-11-30T08:00:00Z"
 
@@ -23,6 +23,7 @@ pytestmark = pytest.mark.usefixtures("utc")  # local time is UTC in these tests
 
 def setup(run, lang="en"):
     assert run("init", env={"ANIMA_LANG": lang}).exit_code == 0
+    unwoken(os.environ["ANIMA_HOME"])
 
 
 def think(run, text, when="2026-11-30T08:05:00Z"):

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import snapshot
+from conftest import snapshot, unwoken
 
 
 def anima(anima_bin, *args, input=None, preexec=None):
@@ -204,6 +204,7 @@ def test_a_line_torn_by_a_kill_loses_no_later_decision_and_check_reports_it(anim
     """A kill mid-append leaves the bookkeeping's last line open; the next record used to be
     glued onto it, and the decision it recorded was never seen by externalize."""
     assert anima(anima_bin, "init", "--lang", "en").returncode == 0
+    unwoken(home)
     assert anima(anima_bin, "think", "A long day.").returncode == 0
     book = home / "pipeline" / "stream.jsonl"
     with open(book, "a") as f:
@@ -225,6 +226,7 @@ def test_a_line_torn_by_a_kill_loses_no_later_decision_and_check_reports_it(anim
 
 def test_check_reports_a_torn_last_line_that_nothing_has_closed_yet(anima_bin, home):
     assert anima(anima_bin, "init", "--lang", "en").returncode == 0
+    unwoken(home)
     assert anima(anima_bin, "think", "A long day.").returncode == 0
     with open(home / "pipeline" / "stream.jsonl", "a") as f:
         f.write('{"gen": 0, "lines": [5, 8], "by": "think", "at": "2026-11-30T21:05:00Z"}')  # whole, but no \n

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 import zstandard
 
-from conftest import kill_when, snapshot
+from conftest import kill_when, snapshot, unwoken
 
 SECRET = "The lighthouse keeper is named Ottoline Vasquez"
 KEPT = "My brother repairs violins in Cremona"
@@ -26,6 +26,7 @@ def grep(root, needle: str) -> list[str]:
 
 def setup_home(run):
     assert run("init", "--lang", "en").exit_code == 0
+    unwoken(os.environ["ANIMA_HOME"])
     for sid, text in (("s1", SECRET + "."), ("s1", "I also like tea in the morning."), ("s2", KEPT + ".")):
         assert run("session", "append", "--session", sid, "--role", "user", text).exit_code == 0
     ids = {}
@@ -117,6 +118,7 @@ def stream_day(run, lang="en"):
     from test_consolidate import NIGHT, consolidate, say, think
 
     assert run("init", "--lang", lang).exit_code == 0
+    unwoken(os.environ["ANIMA_HOME"])
     say(run, "Good morning!", "Alice", "2026-11-30T08:00:00Z", "chat")
     say(run, "My cat Zanzibar swallowed a marble.", "Alice", "2026-11-30T09:00:00Z", "chat")
     think(run, "I hope the vet is kind to Quokkafish.", "2026-11-30T09:05:00Z")
@@ -234,6 +236,7 @@ def test_a_provenance_record_naming_a_file_outside_the_home_is_never_written(run
     import hashlib
 
     assert run("init", "--lang", "en").exit_code == 0
+    unwoken(home)
     assert run("think", "I like the sea.").exit_code == 0
     outside = home.parent / "outside.md"
     outside.write_text("not anima's line\n")

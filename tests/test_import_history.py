@@ -10,13 +10,14 @@ import pytest
 
 from anima.stream.quoting import quote
 
-from conftest import kill_after, snapshot
+from conftest import kill_after, snapshot, unwoken
 
 pytestmark = pytest.mark.usefixtures("utc")
 
 
 def setup(run, lang="en"):
     assert run("init", env={"ANIMA_LANG": lang}).exit_code == 0
+    unwoken(os.environ["ANIMA_HOME"])  # (what is imported never touches now.md: seen on an empty one)
 
 
 def archive(home) -> dict:

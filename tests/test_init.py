@@ -18,7 +18,7 @@ def modes(root):
 def test_init_lays_out_the_home_privately(run, home):
     r = run("init", "--lang", "en")
     assert r.exit_code == 0 and r.stdout == ""
-    assert r.stderr == f"anima: initialised {home} (en): 27 files and directories created\n"
+    assert r.stderr == f"anima: initialised {home} (en): 29 files and directories created\n"
     for d in ("self/blocks/.history", "self/stream/archive", "self/memories", "self/diary", "self/autobiography",
               "notes/archive", "facts", "sessions", "index", "cache", "log", "pipeline/inbox/pending",
               "pipeline/message_queue", "pipeline/action_queue", "pipeline/dead_letter"):
@@ -74,11 +74,11 @@ def test_starter_blocks_in_chinese(run, home):
 
 
 def test_language_comes_from_the_environment_then_the_locale(run, home, tmp_path):
-    assert run("init", env={"ANIMA_LANG": "zh"}).stderr.endswith("(zh): 27 files and directories created\n")
+    assert run("init", env={"ANIMA_LANG": "zh"}).stderr.endswith("(zh): 29 files and directories created\n")
     other = tmp_path / "other"
-    assert run("--home", str(other), "init", env={"LANG": "zh_CN.UTF-8"}).stderr.endswith("(zh): 27 files and directories created\n")
+    assert run("--home", str(other), "init", env={"LANG": "zh_CN.UTF-8"}).stderr.endswith("(zh): 29 files and directories created\n")
     third = tmp_path / "third"
-    assert run("--home", str(third), "init", env={"LANG": "C.UTF-8"}).stderr.endswith("(en): 27 files and directories created\n")
+    assert run("--home", str(third), "init", env={"LANG": "C.UTF-8"}).stderr.endswith("(en): 29 files and directories created\n")
 
 
 def test_home_flag_beats_the_environment(run, home, tmp_path):
@@ -123,3 +123,51 @@ def test_init_recreates_a_missing_directory_and_says_so(run, home):
     (home / "self" / "diary").rmdir()
     assert run("init").stderr == f"anima: initialised {home} (en): 1 files and directories created\n"
     assert (home / "self" / "diary").is_dir()
+
+
+def test_she_wakes_up_with_a_first_entry_and_a_first_state(run, home):
+    """γ-1.2: a new home holds her first entry (her waking up, recorded as init's: nothing in
+    it is a decision of hers) and her first state, in the home's language; `anima state` has
+    something to say at once."""
+    import hashlib
+    import json
+
+    assert run("init", "--lang", "en").exit_code == 0
+    now = (home / "self" / "stream" / "now.md").read_text()
+    assert now == ("## 2026-11-30 21:05\n\nI am waking up here for the first time. This stream is where I live: "
+                   "what happens to me and what I think of it, in my own words, one entry at a time. Nothing has "
+                   "happened yet; I am curious what will.\n\n")
+    [record] = [json.loads(line) for line in (home / "pipeline" / "stream.jsonl").read_text().splitlines()]
+    assert (record["gen"], record["lines"], record["by"], record["size"]) == (0, [1, 4], "init", len(now.encode()))
+    assert record["sha256"] == hashlib.sha256(now.encode()).hexdigest()
+    state = run("state")
+    assert (state.exit_code, state.stdout.splitlines()[0]) == (0, "# How I am now")
+    assert "Mood: calm, curious" in state.stdout
+    assert run("check", "--only", "stream").exit_code == 0
+    r = run("externalize")
+    assert (r.exit_code, r.stdout) == (0, "")  # her waking up decides nothing
+    assert run("think", "A thought of mine.").exit_code == 0
+    assert json.loads((home / "pipeline" / "stream.jsonl").read_text().splitlines()[-1])["lines"] == [5, 8]
+
+
+def test_she_wakes_up_in_chinese(run, home):
+    assert run("init", "--lang", "zh").exit_code == 0
+    now = (home / "self" / "stream" / "now.md").read_text()
+    assert now.startswith("## 2026-11-30 21:05\n\n我第一次在这里醒来。") and now.endswith("。\n\n")
+    assert run("state").stdout.startswith("# 我现在的状态\n- 情绪：平静，好奇\n")
+
+
+def test_init_of_a_home_that_lived_never_touches_her_stream_or_state(run, home):
+    assert run("init", "--lang", "en").exit_code == 0
+    assert run("think", "Something happened.").exit_code == 0
+    assert run("state", "set", "Tired.").exit_code == 0
+    (home / "self" / "stream" / "now.md").write_text("")  # rolled away, say: empty, but she lived
+    before = snapshot(home)
+    r = run("init", "--lang", "zh")
+    assert (r.exit_code, r.stderr) == (0, f"anima: {home} is already initialised; nothing changed\n")
+    assert snapshot(home) == before
+    (home / "self" / "stream" / "now.md").unlink()
+    (home / "self" / "state.md").unlink()
+    assert run("init").exit_code == 0  # a stream that was ever written has its bookkeeping: no new first entry
+    assert not (home / "self" / "stream" / "now.md").exists()
+    assert run("state").stdout.startswith("# How I am now\n")  # (a first state, though: there was none)

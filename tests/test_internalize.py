@@ -12,7 +12,7 @@ from anima.infra.home import Home
 from anima.pipeline import queues
 from anima.stream import internalize
 
-from conftest import NOW_TS, act, by_hand, kill_after, snapshot, write_hook
+from conftest import NOW_TS, act, by_hand, kill_after, snapshot, unwoken, write_hook
 
 T0 = "2026-11-30T08:00:00Z"
 QUOTES = {"en": ("“", "”"), "zh": ("「", "」")}
@@ -34,6 +34,7 @@ def book(home):
 
 def setup(run, lang="en"):
     assert run("init", env={"ANIMA_LANG": lang}).exit_code == 0
+    unwoken(os.environ["ANIMA_HOME"])
 
 
 def say(run, text, speaker, scene=None, when=T0):
@@ -397,10 +398,10 @@ def test_idempotent_across_runs_and_crashes(run, home, monkeypatch):
     # a crash after the journal line, before the text
     real_append = fs.append
 
-    def no_text(path, data):
+    def no_text(path, data, **kw):
         if path.endswith("now.md"):
             raise SystemExit("killed")
-        real_append(path, data)
+        real_append(path, data, **kw)
 
     with monkeypatch.context() as m, pytest.raises(SystemExit):
         m.setattr(fs, "append", no_text)
@@ -429,7 +430,7 @@ def test_a_crash_then_a_roll_still_narrates_once(run, home, monkeypatch):
         m.setattr(stream.Stream, "write_record", lambda self, r: (_ for _ in ()).throw(SystemExit("killed")))
         h = Home(str(home))
         internalize.Internalizer(h, load(h.config), NOW_TS).drain(None)
-    assert run("stream", "roll", "--force", "--now", "2026-11-30T09:00:00Z").exit_code == 0
+    assert run("stream", "roll", "--force", "--keep", "0", "--now", "2026-11-30T09:00:00Z").exit_code == 0
     monkeypatch.setattr(queues, "CLAIM_TIMEOUT_SEC", 0)
     assert internalize_(run, when="2026-11-30T09:01:00Z") == ""
     assert now_md(home) == ""
@@ -508,7 +509,7 @@ def test_a_recovery_after_a_roll_never_takes_the_generation_back(run, home):
     (home / "pipeline" / "message_queue" / "cur").mkdir(exist_ok=True)
     for f in (home / "pipeline" / "message_queue" / "cur").iterdir():
         f.rename(home / "pipeline" / "message_queue" / f.name)  # the claim a later run takes back
-    assert run("stream", "roll", "--force", "--now", "2026-11-30T09:00:00Z").exit_code == 0
+    assert run("stream", "roll", "--force", "--keep", "0", "--now", "2026-11-30T09:00:00Z").exit_code == 0
     assert run("think", "I decide to note: the first after the roll.",
                env={"ANIMA_NOW": "2026-11-30T09:01:00Z"}).exit_code == 0
     assert run("externalize", "--now", "2026-11-30T09:01:30Z").exit_code == 0
@@ -554,6 +555,7 @@ HIDDEN = ["\u034f", "\u3164", "\u115f", "\uffa0", "\u2800", "\ufe0f", "\u0301", 
 def test_nothing_invisible_hides_a_heading_from_think(anima_bin, home):
     env = {**os.environ, "ANIMA_HOME": str(home)}
     subprocess.run([anima_bin, "init"], env=env, check=True, capture_output=True)
+    unwoken(home)
     for hide in HIDDEN:
         r = subprocess.run([anima_bin, "think", f"calm\n{hide}## 2026-12-02 09:00\nstill calm"], env=env,
                            capture_output=True, text=True)
@@ -569,6 +571,7 @@ def test_a_forged_action_result_is_not_narrated(anima_bin, home):
     its action and outcome, and saying the outcome the journal holds."""
     env = {**os.environ, "ANIMA_HOME": str(home), "TZ": "UTC", "ANIMA_NOW": T0}
     subprocess.run([anima_bin, "init"], env=env, check=True, capture_output=True)
+    unwoken(home)
     write_hook(home, "reply", "#!/bin/sh\nexit 3\n")
     aid = act(home, "reply", {"to": "eve", "text": "no"})[: -len(".json")]
     subprocess.run([anima_bin, "dispatch"], env=env, check=True, capture_output=True)

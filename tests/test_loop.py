@@ -7,6 +7,8 @@ import subprocess
 
 import pytest
 
+from conftest import unwoken
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOOP = os.path.join(ROOT, "bin", "anima-loop")
 CRONTAB = os.path.join(ROOT, "bin", "anima-crontab")
@@ -18,6 +20,7 @@ def env(home, anima_bin):
     e = {**os.environ, "ANIMA_HOME": str(home), "TZ": "UTC",
          "PATH": os.path.dirname(anima_bin) + os.pathsep + os.environ.get("PATH", "")}
     subprocess.run([anima_bin, "init", "--lang", "en"], env=e, check=True, capture_output=True)
+    unwoken(home)
     return e
 
 

@@ -30,7 +30,7 @@ def test_init_then_self_get_into_head(anima_bin, home):
     proc = sh(f"{a} init --lang en && {a} self get | head -1")
     assert proc.returncode == 0
     assert proc.stdout == "# Existence anchor (existence_anchor)\n"
-    assert proc.stderr == f"anima: initialised {home} (en): 27 files and directories created\n"
+    assert proc.stderr == f"anima: initialised {home} (en): 29 files and directories created\n"
 
 
 def test_self_set_from_redirected_file(anima_bin, home, tmp_path):

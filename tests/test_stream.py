@@ -133,7 +133,7 @@ def test_stream_follow_into_a_closed_pipe(anima_bin, home, run):
     assert "Error" not in proc.stderr
 
 
-def test_roll_by_lines(run, home):
+def test_roll_by_lines_keeps_what_fits_in_half(run, home):
     run("config", "set", "stream.max_lines", "8")
     think(run, "one")
     think(run, "two")
@@ -142,51 +142,191 @@ def test_roll_by_lines(run, home):
     think(run, "three")
     result = run("stream", "roll", "--now", "2026-11-30T21:30:00Z")
     assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
-    assert now_md(home) == ""
+    assert now_md(home) == "## 2026-11-30 21:05\n\nthree\n\n"  # 4 lines: half of stream.max_lines
     archive = home / "self" / "stream" / "archive" / "2026-11-30.md"
-    assert archive.read_text() == "".join(f"## 2026-11-30 21:05\n\n{w}\n\n" for w in ("one", "two", "three"))
+    assert archive.read_text() == "".join(f"## 2026-11-30 21:05\n\n{w}\n\n" for w in ("one", "two"))
     roll = book(home)[-1]
-    assert roll == {"gen": 1, "by": "roll", "why": "lines", "at": "2026-11-30T21:30:00Z", "moved": 12,
-                    "archive": ["2026-11-30"]}
+    assert roll == {"gen": 1, "by": "roll", "why": "lines", "at": "2026-11-30T21:30:00Z", "moved": 8, "kept": 4,
+                    "size": 28, "archive": ["2026-11-30"]}
     think(run, "four")
-    assert book(home)[-1]["gen"] == 1 and book(home)[-1]["lines"] == [1, 4]
+    assert book(home)[-1]["gen"] == 1 and book(home)[-1]["lines"] == [5, 8]
+    assert not (home / "pipeline" / "roll.pending").exists()
+    assert run("check", "--only", "stream").exit_code == 0
 
 
-def test_roll_by_hour_and_archive_append_only(run, home, monkeypatch):
-    think(run, "late", when="2026-11-30T23:59:00Z")
-    monkeypatch.setenv("ANIMA_NOW", "2026-11-30T23:59:59Z")
-    assert run("stream", "roll").exit_code == 0
-    assert now_md(home) != ""  # the same hour: not due
+def test_roll_keeps_the_last_hour_exactly(run, home):
+    for when in ("20:00", "20:30", "20:45", "20:46", "21:40"):
+        think(run, f"at {when}", when=f"2026-11-30T{when}:00Z")
+    entry = {w: f"## 2026-11-30 {w}\n\nat {w}\n\n" for w in ("20:00", "20:30", "20:45", "20:46", "21:40")}
+    archive = home / "self" / "stream" / "archive" / "2026-11-30.md"
+    # the oldest entry 74 minutes old: not yet due (60 minutes kept, and a quarter of that again)
+    assert run("stream", "roll", "--now", "2026-11-30T21:14:59Z").exit_code == 0
+    assert not archive.exists() and len(book(home)) == 5
+    # 75 minutes: due; only what is an hour old or more goes
+    assert run("stream", "roll", "--now", "2026-11-30T21:15:00Z").exit_code == 0
+    assert archive.read_text() == entry["20:00"]
+    assert now_md(home) == "".join(entry[w] for w in ("20:30", "20:45", "20:46", "21:40"))
+    # 20:45 is exactly 60 minutes old at 21:45: archived; 20:46 (59 minutes) kept
+    assert run("stream", "roll", "--now", "2026-11-30T21:45:00Z").exit_code == 0
+    assert archive.read_text() == "".join(entry[w] for w in ("20:00", "20:30", "20:45"))
+    assert now_md(home) == entry["20:46"] + entry["21:40"]
+    rolls = [r for r in book(home) if r["by"] == "roll"]
+    assert [(r["gen"], r["why"], r["moved"], r["kept"]) for r in rolls] == [(1, "age", 4, 16), (2, "age", 8, 8)]
+    # the kept entries are hers still, at their lines moved up (line n is line n - moved)
+    think(run, "after", when="2026-11-30T21:46:00Z")
+    assert book(home)[-1]["lines"] == [9, 12] and book(home)[-1]["gen"] == 2
+    assert run("check", "--only", "stream").exit_code == 0
+    # a forced roll keeps the last hour all the same; --keep 0 keeps nothing
+    assert run("stream", "roll", "--force", "--now", "2026-11-30T21:45:30Z").exit_code == 0
+    assert now_md(home).startswith(entry["20:46"]) and len(book(home)) == 8  # nothing old enough: no roll
+    assert run("stream", "roll", "--force", "--keep", "0", "--now", "2026-11-30T21:50:00Z").exit_code == 0
+    assert now_md(home) == "" and archive.read_text().endswith(entry["21:40"] + "## 2026-11-30 21:46\n\nafter\n\n")
+    assert run("check", "--only", "stream").exit_code == 0
+
+
+def test_roll_by_age_across_midnight_and_archive_append_only(run, home, monkeypatch):
+    think(run, "late", when="2026-11-30T23:00:00Z")
     think(run, "after midnight", when="2026-12-01T00:00:30Z")
-    monkeypatch.setenv("ANIMA_NOW", "2026-12-01T00:01:00Z")
-    assert run("stream", "roll").exit_code == 0  # first entry from 23:xx, now 00:xx
+    assert run("stream", "roll", "--keep", "30", "--now", "2026-12-01T00:20:00Z").exit_code == 0  # 30 + 7
     archive = home / "self" / "stream" / "archive"
     day1 = (archive / "2026-11-30.md").read_text()
-    assert day1 == "## 2026-11-30 23:59\n\nlate\n\n"
+    assert day1 == "## 2026-11-30 23:00\n\nlate\n\n"
+    assert not (archive / "2026-12-01.md").exists()
+    assert run("stream", "roll", "--keep", "30", "--now", "2026-12-01T01:00:00Z").exit_code == 0
     assert (archive / "2026-12-01.md").read_text() == "## 2026-12-01 00:00\n\nafter midnight\n\n"
-    think(run, "more", when="2026-12-01T00:30:00Z")
-    assert run("stream", "roll", "--now", "2026-12-01T01:00:00Z").exit_code == 0
-    second = (archive / "2026-12-01.md").read_text()
-    assert second == "## 2026-12-01 00:00\n\nafter midnight\n\n## 2026-12-01 00:30\n\nmore\n\n"
     assert (archive / "2026-11-30.md").read_text() == day1
-    assert [r.get("gen") for r in book(home)] == [0, 0, 1, 1, 2]
-    assert [r["why"] for r in book(home) if r["by"] == "roll"] == ["hour", "hour"]
+    assert now_md(home) == ""
+    assert [r.get("gen") for r in book(home)] == [0, 0, 1, 2]
 
 
-def test_roll_after_a_crash_between_archive_and_truncate(run, home):
+def test_an_interrupted_roll_is_finished_by_the_next_append(run, home):
+    """A roll killed after its first operation (its change set journalled, the archive
+    appended, not yet recorded nor now.md replaced): the next think finishes it before it
+    appends, and every entry is in exactly one place."""
+    from anima.infra import changeset
     from anima.infra.home import Home
     from anima.stream.now import Stream
 
-    think(run, "kept twice, archived once")
+    think(run, "old", when="2026-11-30T19:00:00Z")
+    think(run, "recent", when="2026-11-30T20:30:00Z")
+    before = snapshot(home)
+    assert run("stream", "roll", "--now", "2026-11-30T21:00:00Z").exit_code == 0
+    after = snapshot(home)
+    record = after["pipeline/stream.jsonl"][len(before["pipeline/stream.jsonl"]):].decode()
+    for rel in set(after) - set(before):
+        (home / rel).unlink()
+    for rel, data in before.items():
+        (home / rel).write_bytes(data)
     s = Stream(Home(str(home)))
-    path = s.archive_path("2026-11-30")
-    os.makedirs(os.path.dirname(path))
-    with open(path, "w") as f:  # what the first roll appended before it died
-        f.write(now_md(home))
-    assert run("stream", "roll", "--now", "2026-11-30T22:00:00Z").exit_code == 0
-    with open(path) as f:
-        assert f.read() == "## 2026-11-30 21:05\n\nkept twice, archived once\n\n"
-    assert now_md(home) == ""
+    plan = changeset.ChangeSet(s.home, "roll")
+    plan.append(s.archive_path("2026-11-30"), "## 2026-11-30 19:00\n\nold\n\n")
+    plan.append(s.book, record)
+    plan.replace(s.now_path, "## 2026-11-30 20:30\n\nrecent\n\n")
+    (home / "pipeline" / "roll.pending").write_text(json.dumps({"by": "roll", "at": "x", "ops": plan.ops}))
+    (home / "self" / "stream" / "archive" / "2026-11-30.md").write_text("## 2026-11-30 19:00\n\nold\n\n")
+    think(run, "next", when="2026-11-30T21:01:00Z")
+    assert not (home / "pipeline" / "roll.pending").exists()
+    assert (home / "self" / "stream" / "archive" / "2026-11-30.md").read_text() == "## 2026-11-30 19:00\n\nold\n\n"
+    assert now_md(home) == "## 2026-11-30 20:30\n\nrecent\n\n## 2026-11-30 21:01\n\nnext\n\n"
+    assert (home / "pipeline" / "stream.jsonl").read_bytes().startswith(after["pipeline/stream.jsonl"])
+    assert book(home)[-1]["gen"] == 1 and book(home)[-1]["lines"] == [5, 8]
+    assert run("check", "--only", "stream").exit_code == 0
+
+
+def test_kill_9_during_a_keeping_roll_loses_nothing(anima_bin, home, run, tmp_path):
+    """Real `anima stream roll` processes killed at random moments of a roll that keeps half
+    the stream, then a think: every entry exactly once in the archive or now.md (the one
+    it belongs in), the bookkeeping in step."""
+    import random
+    import shutil
+
+    from conftest import kill_after
+
+    for k in range(30):
+        think(run, f"entry {k}", when=f"2026-11-30T{19 + k // 15}:{(k % 15) * 4 + 2:02d}:00Z")
+    start = tmp_path / "start"
+    shutil.copytree(home, start)
+    rng = random.Random(15)
+    env = {**os.environ, "ANIMA_HOME": str(home), "ANIMA_NOW": "2026-11-30T21:00:00Z"}
+    for trial in range(6):
+        shutil.rmtree(home)
+        shutil.copytree(start, home)
+        kill_after([anima_bin, "stream", "roll"], env, rng.uniform(0.05, 0.25))
+        think(run, "after the crash", when="2026-11-30T21:01:00Z")
+        archived = (home / "self" / "stream" / "archive" / "2026-11-30.md")
+        archived = archived.read_text() if archived.exists() else ""
+        kept = now_md(home)
+        for k in range(30):
+            old = k < 15  # 19:xx: over an hour old at 21:00
+            where = (archived if old else kept, kept if old else archived)
+            assert (where[0].count(f"\nentry {k}\n"), where[1].count(f"\nentry {k}\n")) in ((1, 0), (0, 1)), trial
+        assert kept.count("after the crash") == 1
+        assert run("check", "--only", "stream").exit_code == 0, trial
+        assert run("stream", "roll", "--now", "2026-11-30T21:00:00Z").exit_code == 0
+        archived = (home / "self" / "stream" / "archive" / "2026-11-30.md").read_text()
+        assert [archived.count(f"\nentry {k}\n") for k in range(30)] == [1] * 15 + [0] * 15
+        assert [now_md(home).count(f"\nentry {k}\n") for k in range(30)] == [0] * 15 + [1] * 15
+
+
+def test_a_decision_kept_across_a_roll_is_acted_on_once(run, home):
+    """Her decision at 21:00 stays in now.md when the 19:50 entry is archived at 21:05: the
+    externalize after the roll finds it hers (its record of the old generation, its line now
+    4 lines up) and acts on it; neither another roll nor another run acts on it again, and a
+    decision read before a roll is not acted on again after it."""
+    def actions():
+        queue = home / "pipeline" / "action_queue"
+        return sorted((json.loads(p.read_text())["payload"]["params"]["text"], p.name) for p in queue.glob("*.json"))
+
+    think(run, "An old thought.", when="2026-11-30T19:50:00Z")
+    think(run, "I decide to note: read before the roll", when="2026-11-30T20:30:00Z")
+    assert run("externalize", "--now", "2026-11-30T20:31:00Z").exit_code == 0
+    think(run, "I decide to note: kept across the roll", when="2026-11-30T21:00:00Z")
+    assert run("stream", "roll", "--now", "2026-11-30T21:05:00Z").exit_code == 0
+    assert now_md(home).startswith("## 2026-11-30 20:30\n") and book(home)[-1]["moved"] == 4
+    r = run("externalize", "--now", "2026-11-30T21:06:00Z")
+    assert r.exit_code == 0
+    [acted] = [json.loads(line) for line in r.stdout.splitlines()]
+    assert acted["payload"]["params"] == {"text": "kept across the roll", "cites": {"gen": 0, "lines": [11]}}
+    once = actions()
+    assert [text for text, _ in once] == ["kept across the roll", "read before the roll"]
+    assert run("stream", "roll", "--now", "2026-11-30T21:50:00Z").exit_code == 0  # 20:30 archived now
+    assert "kept across the roll" in now_md(home) and "read before the roll" not in now_md(home)
+    (home / "pipeline" / "externalize.cursor").unlink()  # everything read again: nothing acted on twice
+    r = run("externalize", "--now", "2026-11-30T21:51:00Z")
+    assert (r.exit_code, r.stdout) == (0, "")
+    assert actions() == once
+    assert run("dispatch").exit_code == 0
+    assert run("check", "--only", "stream").exit_code == 0
+
+
+def test_an_append_after_a_hand_edit_records_its_lines(run, home):
+    """An append finds where now.md ends from its last record unless now.md changed since:
+    a line added, the same size with a line more (a modification time after the
+    bookkeeping's), a last line left open. Each time the new record names its lines."""
+    path = home / "self" / "stream" / "now.md"
+
+    def appended(text, expect):
+        think(run, text)
+        r = book(home)[-1]
+        data = path.read_bytes()
+        lines = data.decode().splitlines(keepends=True)
+        block = "".join(lines[r["lines"][0] - 1:r["lines"][1]])
+        assert (r["lines"], r["size"]) == (expect, len(data))
+        assert hashlib.sha256(block.encode()).hexdigest() == r["sha256"] and block.endswith(f"\n{text}\n\n")
+
+    appended("one", [1, 4])
+    appended("two", [5, 8])
+    time.sleep(0.01)  # (a person's edit comes after the bookkeeping)
+    path.write_text("A line a person added at the top.\n" + now_md(home))
+    appended("three", [10, 13])
+    time.sleep(0.01)
+    path.write_text(now_md(home).replace("one", "o\ne", 1))  # the same size, a line more
+    appended("four", [15, 18])
+    time.sleep(0.01)
+    path.write_text(now_md(home) + "an open line")
+    appended("five", [20, 23])
+    assert now_md(home).endswith("an open line\n## 2026-11-30 21:05\n\nfive\n\n")
+    appended("six", [24, 27])  # from the last record again
 
 
 def test_state_show_and_set(run, home):

@@ -130,21 +130,27 @@ def _identity(path: str):
 
 @stream.command("roll")
 @click.option("--now", "at", metavar="ISO", help="Roll as if it were this RFC 3339 time (default: now, or ANIMA_NOW).")
-@click.option("--force", is_flag=True, help="Roll whatever now.md holds, due or not.")
+@click.option("--force", is_flag=True, help="Roll now, due or not (still keeping the last --keep minutes).")
+@click.option("--keep", "keep", metavar="MINUTES", type=click.IntRange(0),
+              help="Keep the entries of the last MINUTES (default: stream.keep_minutes; 0 keeps none).")
 @click.pass_obj
-def roll(home, at, force):
-    """Move now.md into the archive when it is due; silent, status 0 either way.
+def roll(home, at, force, keep):
+    """Archive all but the last hour of now.md when it is due; silent, status 0 either way.
 
-    Due when now.md holds more than stream.max_lines lines, or when its first entry's
-    heading is from an earlier UTC hour than now (at 10:00 a stream begun at 09:59 rolls).
-    Every entry is appended to self/stream/archive/DATE.md, DATE the UTC day of its heading
-    (a stream spanning midnight goes to both days); then the roll is recorded in
-    pipeline/stream.jsonl and now.md starts empty.
+    Due when now.md holds more than stream.max_lines lines, or when its oldest entry is
+    older than stream.keep_minutes (default 60) and a quarter of that again (75 minutes).
+    The entries older than stream.keep_minutes are appended to self/stream/archive/DATE.md,
+    DATE the UTC day of their heading; the later ones stay, now the first lines of a new
+    generation (a roll forced by stream.max_lines keeps those that fit in half of it). The
+    roll is recorded in pipeline/stream.jsonl. Nothing to archive: nothing changes.
     """
+    from anima.commands._io import warn
     from anima.infra import clock
 
+    cfg = _cfg(home)
     moment = clock.parse(at, "--now") if at else clock.now()
-    _stream(home).roll(_cfg(home)["stream.max_lines"], moment, force)
+    _stream(home).roll(cfg["stream.max_lines"], moment, force, cfg["stream.keep_minutes"] if keep is None else keep,
+                       warn)
 
 
 @click.group(invoke_without_command=True)

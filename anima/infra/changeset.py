@@ -1,7 +1,7 @@
 """A change set: file operations written down before any is made, so that a crash at any
 moment leaves every file old or new and the next run finishes the rest.
 
-A command that changes many files at once (consolidate, forget of a stream line) plans every
+A command that changes many files at once (consolidate, forget of a stream line, a roll) plans every
 change first, then writes the whole set to its journal, pipeline/NAME.pending (NAME the
 command), then applies the operations in order, then removes the journal. A run that finds a
 journal finishes it first (`finish_pending`; `anima tick` does too). Each operation is
@@ -35,7 +35,7 @@ from anima.infra import fs, jsontext
 from anima.infra.digest import sha
 from anima.infra.errors import DataError
 
-NAMES = ("forget", "consolidate")  # the order in which pending sets are finished
+NAMES = ("roll", "forget", "consolidate")  # the order in which pending sets are finished
 _VERSION = re.compile(r"([0-9]+)\.md")
 
 

@@ -237,8 +237,12 @@ SETTINGS: dict[str, Setting] = {
     "prompt.budget.conclusions": Setting(80, "Characters for resident conclusions (approved facts).", "int", 0, 100000),
     "prompt.budget.habits": Setting(40, "Characters for promoted habits.", "int", 0, 100000),
     "stream.max_lines": Setting(
-        200, "Lines self/stream/now.md may hold; `anima stream roll` moves it all into "
-        "self/stream/archive/ past this (and at every new UTC hour).", "int", 1, 1000000),
+        200, "Lines self/stream/now.md may hold; past this `anima stream roll` archives all but the last "
+        "entries of stream.keep_minutes that fit in half of it.", "int", 1, 1000000),
+    "stream.keep_minutes": Setting(
+        60, "Minutes of her latest entries `anima stream roll` keeps in self/stream/now.md (her working "
+        "memory); older ones go to self/stream/archive/. A roll is due when the oldest entry is older than "
+        "this and a quarter of it again (at least a minute). 0 archives every entry.", "int", 0, 100000),
     "stream.thought_max_chars": Setting(
         4000, "Longest thought `anima think` appends, in characters; a longer one is refused.",
         "int", 1, 1000000),

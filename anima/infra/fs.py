@@ -399,15 +399,70 @@ def create(path: str, data: bytes | str, mode: int = FILE_MODE) -> bool:
     return True
 
 
-def append(path: str, data: bytes | str, durable: bool = True) -> None:
+class Batch:
+    """What a run of appends inside `batch()` owes the disk: the files whose fsync was put off
+    (in the order first written), and what must wait until they are on disk (finishing a
+    queue item: once it is finished, nothing it wrote may be lost to a power failure)."""
+
+    def __init__(self):
+        self.paths: dict[str, None] = {}
+        self.after: list = []
+
+    def then(self, fn, *args) -> None:
+        """Call `fn(*args)` once what was appended so far is on disk (at the next `sync`)."""
+        self.after.append((fn, args))
+
+    def __len__(self) -> int:
+        return len(self.after)
+
+    def sync(self) -> None:
+        """fsync each file appended to since the last sync, once; then what waited for it."""
+        for path in list(self.paths):
+            fd = open_file(path)
+            try:
+                with _naming(path):
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            del self.paths[path]
+        after, self.after = self.after, []
+        for fn, args in after:
+            fn(*args)
+
+
+_BATCHES: list[Batch] = []
+
+
+@contextlib.contextmanager
+def batch():
+    """Appends inside put off their fsync to the batch's `sync` (at the end, or earlier when the
+    caller says): durability per batch, not per line. A kill -9 loses nothing by it (the page
+    cache outlives the process, and every write is made at once, in order); only a power
+    failure can lose what was appended since the last sync, and nothing that waited for it
+    (`Batch.then`) has happened then. An append that what follows must never reach the disk
+    without (`barrier=True`) is fsynced at once all the same."""
+    b = Batch()
+    _BATCHES.append(b)
+    try:
+        yield b
+    finally:
+        _BATCHES.remove(b)
+        b.sync()
+
+
+def append(path: str, data: bytes | str, durable: bool = True, barrier: bool = False) -> None:
     """Append `data` under an exclusive lock, so concurrent writers never interleave a line.
     It starts on a line of its own: a file whose last line is open (a crash mid-append, a
     hand edit) gets a line break first, so that the torn line stays torn and what is
     appended now is read whole.
 
-    `durable=False` skips the fsync, for logs whose last line a crash may lose."""
+    `durable=False` skips the fsync, for logs whose last line a crash may lose. Inside a
+    `batch()` the fsync is put off to the batch's sync, unless `barrier`."""
     if isinstance(data, str):
         data = data.encode("utf-8")
+    if durable and _BATCHES and not barrier:
+        _BATCHES[-1].paths[path] = None
+        durable = False
     fd = open_file(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     CHANGED.add(path)
     try:

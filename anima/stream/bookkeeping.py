@@ -2,9 +2,10 @@
 
 internalize, externalize, consolidate and forget each read the records (the format is in
 anima.stream.now) and keep what they need of them; here is how they are read, and how the
-lines a record names are found again: in now.md while the record is of the current
-generation, else in the archive of its day, at a heading, by the sha256 of exactly those
-lines. A record whose lines are not there unchanged names nothing any more.
+lines a record names are found again: in now.md at its lines while the record is of the
+current generation, else (kept by a roll, or archived) at a heading of now.md or of the
+archive of its day, by the sha256 of exactly those lines. A record whose lines are nowhere
+unchanged names nothing any more.
 """
 
 import re
@@ -58,17 +59,27 @@ def at_heading(lines: list[str], size: int, want) -> int | None:
 def block(stream, record: dict, gen: int, now_lines: list[str] | None = None) -> list[str] | None:
     """The lines a record names as they still are (line breaks kept), or None when they
     changed or are gone. `gen` is now.md's generation; `now_lines`, now.md's lines if the
-    caller has them already."""
+    caller has them already.
+
+    A record of the current generation: its lines in now.md. Of an earlier one: its entry
+    kept by a roll (at a heading of now.md, by its sha256: line n of a generation is line
+    n - moved of the next, and a roll a crash interrupted leaves the old generation's text
+    in now.md until it is finished) or archived (in the archive of its day, likewise)."""
     where = span(record)
     if where is None:
         return None
     first, last = where
+    want, size = record.get("sha256"), last - first + 1
+    current = stream.text().splitlines(keepends=True) if now_lines is None else now_lines
     if record["gen"] == gen:
-        lines = (stream.text().splitlines(keepends=True) if now_lines is None else now_lines)[first - 1:last]
-        return lines if sha("".join(lines)) == record.get("sha256") else None
+        lines = current[first - 1:last]
+        return lines if sha("".join(lines)) == want else None
+    i = at_heading(current, size, want)
+    if i is not None:
+        return current[i:i + size]
     day = str(record.get("at", ""))[:10]
     if not is_day(day):
         return None
     archived = (fs.read_text(stream.archive_path(day)) or "").splitlines(keepends=True)
-    i = at_heading(archived, last - first + 1, record.get("sha256"))
-    return None if i is None else archived[i:i + last - first + 1]
+    i = at_heading(archived, size, want)
+    return None if i is None else archived[i:i + size]

@@ -96,7 +96,8 @@ class Consolidator:
         cursor = self._cursor()
         text = self.stream.text()
         records = self._records(cursor)
-        lived = [r for r in records if r.get("by") not in (BY, "roll") and isinstance(r.get("gen"), int)
+        # (init's first entry, her waking up, is a template: not lived)
+        lived = [r for r in records if r.get("by") not in (BY, "roll", "init") and isinstance(r.get("gen"), int)
                  and isinstance(r.get("lines"), list) and len(r["lines"]) == 2
                  and all(isinstance(n, int) for n in r["lines"]) and isinstance(r.get("at"), str)]
         if not lived:  # what is in now.md is the last new day (or rolled from it, or a hand's): not lived

@@ -109,7 +109,7 @@ class View:
 
     def block(self, record: dict) -> list[str] | None:
         """The lines of a record as they still are (no line ends), or None if changed or gone."""
-        if record["gen"] == self.gen and self._now is None:
+        if self._now is None:  # (a record of an earlier generation may be kept in it by a roll)
             self._now = self.stream.text().splitlines(keepends=True)
         lines = bookkeeping.block(self.stream, record, self.gen, self._now)
         return None if lines is None else [x.rstrip("\n") for x in lines]
@@ -218,16 +218,17 @@ class Externalizer:
             if self.backend != "rules":
                 reflected = self.reflect(max(self.reflected(), last), now, counts)
                 self.view.refresh()
-            for record in self.view.records:
-                first, end = record["lines"]
-                if (record["gen"], end) <= (cgen, cline):
-                    continue
-                lines = self.view.block(record)
-                if lines is not None:
-                    for n in range(max(first, cline + 1 if record["gen"] == cgen else first), end + 1):
-                        for k, d in enumerate(decisions(lines[n - first])):
-                            self._act(record, n, k, d, now, counts, emit)
-                last = max(last, (record["gen"], end))
+            with fs.batch():  # the journal's lines synced once, before the cursor moves past them
+                for record in self.view.records:
+                    first, end = record["lines"]
+                    if (record["gen"], end) <= (cgen, cline):
+                        continue
+                    lines = self.view.block(record)
+                    if lines is not None:
+                        for n in range(max(first, cline + 1 if record["gen"] == cgen else first), end + 1):
+                            for k, d in enumerate(decisions(lines[n - first])):
+                                self._act(record, n, k, d, now, counts, emit)
+                    last = max(last, (record["gen"], end))
             if last != (cgen, cline) or reflected is not None:
                 mark = {"gen": last[0], "line": last[1]}
                 if reflected is not None or self.reflected() > (-1, 0):

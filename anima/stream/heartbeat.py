@@ -44,7 +44,6 @@ HEARTBEAT = ("pipeline", "heartbeat", "tick.json")
 NIGHT = ("pipeline", "heartbeat", "consolidate.json")
 REFLECTED = ("pipeline", "heartbeat", "reflect.json")
 INDEX_EVERY_MIN = 10  # the recall answers right meanwhile: it scans what the index lacks
-ROLL_MIN = 60  # now.md's first entry older than this: the roll may be due
 # a home that takes no write at all (a full disk, a quota, a size limit, a read-only mount): the
 # tick ends at the step that met it
 UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
@@ -58,8 +57,8 @@ def due(root: str, now: float) -> bool:
     and reads small files: tick.json's "wake", "book" and its time against config.toml's and
     rhythm.json's (a changed setting or rule state may change what is due), whether any queue of WAITING holds a *.json
     file, whether pipeline/stream.jsonl grew (a thought to act on), a pending change set or
-    night (pipeline/*.pending, heartbeat/consolidate.json), and the first heading of now.md,
-    older than ROLL_MIN minutes (the roll). It may say yes when a full tick then finds
+    night (pipeline/*.pending, heartbeat/consolidate.json), and whether now.md changed since
+    (the roll's own time, when its oldest entry is old enough, is one of "wake"'s). It may say yes when a full tick then finds
     nothing to do; it never says no when one would find something, but a claimed file a
     killed command left in a queue's cur/ waits for the next tick that is due.
 
@@ -97,18 +96,8 @@ def due(root: str, now: float) -> bool:
     if any(fs.status(path("pipeline", name)) is not None for name in ("consolidate.pending", "forget.pending")) \
             or fs.status(path(*NIGHT)) is not None:
         return True
-    return _roll_due(fs.read_bytes(path("self", "stream", "now.md")) or b"", now)
-
-
-def _roll_due(text: bytes, now: float) -> bool:
-    import calendar
-    import re
-
-    m = re.match(rb"## (\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d)\n", text)
-    if m is None:
-        return bool(text.strip())  # text before any heading: let the roll look at it
-    first = calendar.timegm(tuple(int(x) for x in m.groups()) + (0, 0, 0, 0))
-    return now - first >= ROLL_MIN * 60
+    now_md = fs.status(path("self", "stream", "now.md"))  # the roll's time is in "wake"; an edit by hand is news
+    return now_md is not None and now_md.st_mtime_ns >= beat_time
 
 
 def run(home, cfg, now: float, warn, by: str = "anima tick", debug: bool = False) -> list[tuple[str, str, int]]:
@@ -274,7 +263,7 @@ def _dispatch(home, cfg, now) -> None:
 def _roll(home, cfg, now) -> None:
     from anima.stream.now import Stream
 
-    Stream(home).roll(cfg["stream.max_lines"], now)
+    Stream(home).roll(cfg["stream.max_lines"], now, keep_minutes=cfg["stream.keep_minutes"])
 
 
 def _index(home, cfg, now, beat, warn) -> None:
@@ -359,10 +348,30 @@ def _wake(home, cfg, steps: set, beat: dict) -> float | None:
     if "reflect" in steps and cfg["llm.backend"] != "rules" and cfg["reflect.every_minutes"]:
         last = _last(home.path(*REFLECTED))
         times.append(0.0 if last is None else last + cfg["reflect.every_minutes"] * 60)
+    if "roll" in steps:
+        when = _roll_time(home, cfg["stream.keep_minutes"])
+        if when is not None:
+            times.append(when)
     if "index" in steps and cfg["index.enabled"]:
         last = _last_iso(beat.get("indexed"))
         times.append(0.0 if last is None else last + INDEX_EVERY_MIN * 60)
     return min(times) if times else None
+
+
+def _roll_time(home, keep_minutes: int) -> float | None:
+    """When the roll is due by age: the oldest entry's time, keep_minutes and their slack on
+    (now, for text before any heading); None for an empty now.md. Over stream.max_lines it is
+    due at once, but then the stream grew, which `due` sees."""
+    from anima.stream.now import Stream, parse_heading, slack
+
+    head = Stream(home).head(4096)
+    if not head.strip():
+        return None
+    for line in head.split("\n"):
+        started = parse_heading(line)
+        if started is not None:
+            return started + (keep_minutes + slack(keep_minutes)) * 60
+    return 0.0
 
 
 def _last_iso(value) -> float | None:

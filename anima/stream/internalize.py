@@ -53,6 +53,7 @@ from anima.stream.now import Stream, clean, heading
 from anima.stream.quoting import NAME_MAX, fold, is_quoted, name, nest, quote, speaker_key, unquote
 
 BY = "internalize"
+BATCH = 64  # events lived between two syncs of the journal and the bookkeeping
 
 
 # --- what she knows: bookkeeping, state, memories -----------------------------------------
@@ -509,29 +510,34 @@ class Internalizer:
         counts = {"narrated": 0, "skipped": 0, "dead": 0}
         dead: list = []
         taken = 0
-        for file, doc in queue.take(f"anima {BY}", self.now, dead):
-            try:
-                entry = self.one(doc)
-            except DataError as e:
-                queue.fail(file, file, str(e), f"anima {BY}", self.now)
-                counts["dead"] += 1
-            except Invalid as e:
-                queue.fail(file, file, f"{e}; raw answer: {e.raw}", f"anima {BY}", self.now)
-                counts["dead"] += 1
-            except AnimaError:
-                # not this event's fault (no model, a bad setting): it waits for the next run
-                fs.move(os.path.join(queue.dir, "cur", file), os.path.join(queue.dir, file))
-                raise
-            else:
-                if entry is None:
-                    counts["skipped"] += 1
+        # durability per batch (anima.infra.fs.batch): each entry is on disk before its record,
+        # the journal and the records once a batch, and an event is finished only after that
+        with fs.batch() as batch:
+            for file, doc in queue.take(f"anima {BY}", self.now, dead):
+                try:
+                    entry = self.one(doc)
+                except DataError as e:
+                    queue.fail(file, file, str(e), f"anima {BY}", self.now)
+                    counts["dead"] += 1
+                except Invalid as e:
+                    queue.fail(file, file, f"{e}; raw answer: {e.raw}", f"anima {BY}", self.now)
+                    counts["dead"] += 1
+                except AnimaError:
+                    # not this event's fault (no model, a bad setting): it waits for the next run
+                    fs.move(os.path.join(queue.dir, "cur", file), os.path.join(queue.dir, file))
+                    raise
                 else:
-                    counts["narrated"] += 1
-                    if emit:
-                        emit(entry)
-                queue.finish(file)
-            taken += 1
-            if limit is not None and taken >= limit:
-                break
+                    if entry is None:
+                        counts["skipped"] += 1
+                    else:
+                        counts["narrated"] += 1
+                        if emit:
+                            batch.then(emit, entry)
+                    batch.then(queue.finish, file)
+                taken += 1
+                if len(batch) >= BATCH or self.backend != "rules":  # (a model's seconds dwarf an fsync)
+                    batch.sync()
+                if limit is not None and taken >= limit:
+                    break
         counts["dead"] += len(dead)
         return counts

@@ -250,6 +250,17 @@ def last_consolidate(home) -> float | None:
         return None
 
 
+def _lived(home) -> bool:
+    """Whether the stream's bookkeeping records anything lived: more than init's first entry
+    (her waking up, which consolidate does not take for lived)."""
+    book = home.path("pipeline", "stream.jsonl")
+    size = os.path.getsize(book) if os.path.exists(book) else 0
+    if not size or size > 4096:
+        return bool(size)
+    lines = [line for line in (fs.read_bytes(book) or b"").split(b"\n") if line.strip()]
+    return not (len(lines) == 1 and b'"by": "init"' in lines[0])
+
+
 def night_wired(cfg) -> str | None:
     """The rule after which `anima tick` consolidates, when it does (tick.steps holds
     rhythm, internalize and consolidate, and consolidate.rule is a rule that is on); else None."""
@@ -268,8 +279,7 @@ def consolidate_lines(home, cfg, now):
                    "(think, internalize, externalize exit 75) until it is finished", "anima consolidate")
         return
     at = last_consolidate(home)
-    lived = os.path.getsize(home.path("pipeline", "stream.jsonl")) if os.path.exists(
-        home.path("pipeline", "stream.jsonl")) else 0
+    lived = _lived(home)
     rule = night_wired(cfg)
     fix = ("bin/anima-crontab | crontab -" if rule else
            "anima consolidate nightly, or let anima tick do it (tick.steps, consolidate.rule)")
