@@ -347,12 +347,14 @@ def test_anima_fast_0_and_anima_debug_1_take_the_click_path(tmp_path, anima_bin,
 # --- anima tick with nothing due -----------------------------------------------------------
 
 def without_pid(found: dict) -> dict:
-    """The files, tick.json with its "pid" dropped (each process writes its own)."""
+    """The files, tick.json with its "pid" dropped (each process writes its own) and the time
+    of now.md it saw (a tick that writes now.md writes it at its own moment)."""
     beat = "pipeline/heartbeat/tick.json"
     if beat in found:
         mode, data = found[beat]
         doc = json.loads(data)
         doc.pop("pid")
+        doc["now"] = doc["now"][0] if doc.get("now") else None
         found = {**found, beat: (mode, doc)}
     return found
 
@@ -372,7 +374,12 @@ def ticked(tmp_path, anima_bin, realistic, args, before=None):
     results, paths = [], []
     for fast in (True, False):
         restore((home, template, project))
-        os.utime(home / "pipeline" / "heartbeat" / "tick.json")  # restore aged it: the last tick is the newest file
+        # as the last tick saw the home: now.md as the template has it (restore aged it by the clock)
+        now_md = home / "self" / "stream" / "now.md"
+        st = (template / "self" / "stream" / "now.md").stat()
+        os.utime(now_md, ns=(st.st_mtime_ns, st.st_mtime_ns))
+        beat = home / "pipeline" / "heartbeat" / "tick.json"
+        beat.write_text(json.dumps({**json.loads(beat.read_text()), "now": [st.st_size, st.st_mtime_ns]}) + "\n")
         run_env = {**base, "ANIMA_NOW": after_now(60)} | ({} if fast else {"ANIMA_FAST": "0"})
         proc, path = probe(tmp_path, anima_bin, ["tick", *args], run_env, project)
         results.append((proc.returncode, proc.stdout.decode(), proc.stderr.decode(), without_pid(files(home))))

@@ -297,11 +297,11 @@ def test_doctor_tells_of_the_steps_the_last_tick_failed(run, home):
     archive = home / "self" / "stream" / "archive"
     archive.rmdir()
     archive.write_text("not a directory\n")
-    r = run("tick", "--now", "2026-11-30T22:01:00Z")  # the roll is due, and cannot archive
-    assert r.exit_code == 77 and r.stderr.startswith("anima: tick: roll: "), r.stderr
+    r = run("tick", "--now", "2026-11-30T22:25:00Z")  # the roll is due (her waking at 21:05, +75 min)
+    assert r.exit_code == 73 and r.stderr.startswith("anima: tick: roll: "), r.stderr  # cannot write there
     assert r.stderr.count("\n") == 1
     assert beat(home)["failed"] == ["roll"]
-    doctor = run("doctor", env={"ANIMA_NOW": "2026-11-30T22:05:00Z"}).stdout.splitlines()
+    doctor = run("doctor", env={"ANIMA_NOW": "2026-11-30T22:29:00Z"}).stdout.splitlines()
     doctor = {line.split("\t")[1]: line.split("\t") for line in doctor}
     assert doctor["tick"] == ["WARN", "tick", "the last tick was 4 min ago; steps that failed in it: roll",
                               "anima tick (it says why on stderr)"]

@@ -415,6 +415,14 @@ class Batch:
     def __len__(self) -> int:
         return len(self.after)
 
+    def __enter__(self) -> "Batch":
+        _BATCHES.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _BATCHES.remove(self)
+        self.sync()
+
     def sync(self) -> None:
         """fsync each file appended to since the last sync, once; then what waited for it."""
         for path in list(self.paths):
@@ -433,21 +441,15 @@ class Batch:
 _BATCHES: list[Batch] = []
 
 
-@contextlib.contextmanager
-def batch():
-    """Appends inside put off their fsync to the batch's `sync` (at the end, or earlier when the
-    caller says): durability per batch, not per line. A kill -9 loses nothing by it (the page
-    cache outlives the process, and every write is made at once, in order); only a power
-    failure can lose what was appended since the last sync, and nothing that waited for it
-    (`Batch.then`) has happened then. An append that what follows must never reach the disk
-    without (`barrier=True`) is fsynced at once all the same."""
-    b = Batch()
-    _BATCHES.append(b)
-    try:
-        yield b
-    finally:
-        _BATCHES.remove(b)
-        b.sync()
+def batch() -> Batch:
+    """A context: appends inside put off their fsync to the batch's `sync` (at the end, or
+    earlier when the caller says): durability per batch, not per line. A kill -9 loses
+    nothing by it (the page cache outlives the process, and every write is made at once, in
+    order); only a power failure can lose what was appended since the last sync, and nothing
+    that waited for it (`Batch.then`) has happened then. An append that what follows must
+    never reach the disk without (`barrier=True`) is fsynced at once all the same. (A class,
+    not contextlib: every command imports this module, and contextlib costs each of them.)"""
+    return Batch()
 
 
 def append(path: str, data: bytes | str, durable: bool = True, barrier: bool = False) -> None:

@@ -32,7 +32,8 @@ consolidation ran after the trigger's time (`anima consolidate` by hand).
 
 pipeline/heartbeat/tick.json, rewritten by every tick: {"at", "pid", "fired", "failed" (the
 steps that failed in the last tick that ran its steps), "book" (the size of
-pipeline/stream.jsonl after the tick), "indexed" (the last index update), "wake" (seconds
+pipeline/stream.jsonl after the tick), "now" (now.md's [size, mtime in ns] after it), "indexed"
+(the last index update), "wake" (seconds
 since the epoch: the earliest time a timer is due, a rule's next minute, the reflection's,
 the index's; null: none)}. `due` reads it.
 """
@@ -58,9 +59,10 @@ def due(root: str, now: float) -> bool:
     rhythm.json's (a changed setting or rule state may change what is due), whether any queue of WAITING holds a *.json
     file, whether pipeline/stream.jsonl grew (a thought to act on), a pending change set or
     night (pipeline/*.pending, heartbeat/consolidate.json), and whether now.md changed since
-    (the roll's own time, when its oldest entry is old enough, is one of "wake"'s). It may say yes when a full tick then finds
-    nothing to do; it never says no when one would find something, but a claimed file a
-    killed command left in a queue's cur/ waits for the next tick that is due.
+    (the roll's own time, when its oldest entry is old enough, is one of "wake"'s). It may
+    say yes when a full tick then finds nothing to do; it never says no when one would find
+    something, but a claimed file a killed command left in a queue's cur/ waits for the next
+    tick that is due.
 
     A click-free entry point wires it as `anima tick` does: `now` from --now, ANIMA_NOW or
     the clock; the lock (fs.locked on HEARTBEAT's path, wait=False; held: exit 75, silent);
@@ -96,8 +98,13 @@ def due(root: str, now: float) -> bool:
     if any(fs.status(path("pipeline", name)) is not None for name in ("consolidate.pending", "forget.pending")) \
             or fs.status(path(*NIGHT)) is not None:
         return True
-    now_md = fs.status(path("self", "stream", "now.md"))  # the roll's time is in "wake"; an edit by hand is news
-    return now_md is not None and now_md.st_mtime_ns >= beat_time
+    # the roll's time is in "wake"; now.md other than the last tick left it (an edit by hand) is news
+    return _seen(fs.status(path("self", "stream", "now.md"))) != beat.get("now")
+
+
+def _seen(st) -> list | None:
+    """now.md as a tick saw it: [size, mtime in ns], None when there is none."""
+    return None if st is None else [st.st_size, st.st_mtime_ns]
 
 
 def run(home, cfg, now: float, warn, by: str = "anima tick", debug: bool = False) -> list[tuple[str, str, int]]:
@@ -153,6 +160,7 @@ def run(home, cfg, now: float, warn, by: str = "anima tick", debug: bool = False
     beat["failed"] = sorted({name for name, _, _ in failed}, key=list(cfg["tick.steps"]).index)
     book = fs.status(home.path("pipeline", "stream.jsonl"))
     beat["book"] = 0 if book is None else book.st_size
+    beat["now"] = _seen(fs.status(home.path("self", "stream", "now.md")))
     beat["wake"] = _wake(home, cfg, steps, beat)
     fs.atomic_write(beat_path, _json(beat), durable=False)  # a heartbeat lost is the next minute's
     return failed

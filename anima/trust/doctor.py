@@ -30,6 +30,8 @@ class Line:
 
 
 def ago(seconds: float) -> str:
+    if seconds < 0:  # the clock was set back, or ANIMA_NOW is before what happened
+        return f"{ago(-seconds).removesuffix(' ago')} ahead of now"
     if seconds < 120:
         return f"{int(seconds)} s ago"
     if seconds < 7200:
