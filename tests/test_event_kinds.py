@@ -3,6 +3,7 @@ time with what waits for her (late when late), a reflection offered to her and n
 decision. Through the CLI: say -> preprocess -> internalize (tick for rhythm), exact texts."""
 
 import json
+import os
 import re
 
 import pytest
@@ -11,7 +12,7 @@ from anima.infra import clock
 from anima.infra.home import Home
 from anima.pipeline import queues
 
-from conftest import snapshot
+from conftest import snapshot, unwoken
 
 pytestmark = pytest.mark.usefixtures("utc")  # local time is UTC in these tests
 
@@ -25,6 +26,7 @@ def setup(run, lang="en", rules=("hourly",)):
     """A home in `lang` whose rhythm has only `rules` of the default ones on, and whose tick
     fires them and leaves the living to `live` (what internalize prints is what is told)."""
     assert run("init", env={"ANIMA_LANG": lang}).exit_code == 0
+    unwoken(os.environ["ANIMA_HOME"])
     for rule in ("hourly", "morning", "evening", "midnight", "nudge"):
         if rule not in rules:
             assert run("config", "set", f"rhythm.rules.{rule}", "off").exit_code == 0

@@ -14,7 +14,7 @@ import pytest
 
 from anima.stream import echo
 
-from conftest import NOW_TS, kill_after, wait_until
+from conftest import NOW_TS, kill_after, unwoken, wait_until
 
 pytestmark = pytest.mark.usefixtures("utc")
 
@@ -86,6 +86,7 @@ def model(monkeypatch):
 
 def setup(run, home, lang="en", **settings):
     assert run("init", env={"ANIMA_LANG": lang}).exit_code == 0
+    unwoken(home)
     for key, value in settings.items():
         r = run("config", "set", key.replace("__", "."), str(value))
         assert r.exit_code == 0, r.stderr
@@ -779,10 +780,14 @@ def _bin(anima_bin, *args, env=None):
 
 
 def _one_event(anima_bin):
+    import os
+
     for args in (("init", "--lang", "en"), ("config", "set", "llm.max_answer_bytes", "200000"),
                  ("say", "are you there?", "--speaker", "Alice"), ("preprocess",)):
         r = _bin(anima_bin, *args)
         assert r.returncode == 0, (args, r.stderr)
+        if args[0] == "init":
+            unwoken(os.environ["ANIMA_HOME"])
 
 
 @pytest.mark.parametrize("how", ["said length", "chunked without end", "endless error", "gzip"])
