@@ -53,7 +53,7 @@ def realistic(anima: str, env: dict) -> None:
     ids = [run("stage", "--session", "s1", "--line", str(n), "--quote", SESSION[n - 1]["content"], "--tag", tag).strip()
            for n, tag in ((2, "tea"), (3, "pets"), (4, "tea"))]
     run("approve", *ids)
-    run("habits", "promote", "tea", "--text", "Tea, always.")
+    run("habits", "promote", "tea", "--text", "Tea, always.", "--force")  # a person's: two facts stand for it here
     run("profile", "set", "Likes tea; has a cat called Miso.")
 
 

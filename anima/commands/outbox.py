@@ -53,8 +53,7 @@ def cli(home, ids, ack, requeue, limit, follow, timeout_sec):
 
 def _ids(raw: str) -> list[str]:
     """Ids, one a line: plain, or what `anima outbox` printed (an object with "id")."""
-    import json
-
+    from anima.infra import jsontext
     from anima.infra.errors import DataError
 
     found = []
@@ -64,7 +63,7 @@ def _ids(raw: str) -> list[str]:
             continue
         if line.startswith("{"):
             try:
-                line = json.loads(line).get("id")
+                line = jsontext.loads(line).get("id")
             except (ValueError, AttributeError):
                 line = None
             if not isinstance(line, str):

@@ -41,6 +41,8 @@ the index's; null: none)}. `due` reads it.
 import errno
 import os
 
+from anima.infra.errors import AnimaError
+
 HEARTBEAT = ("pipeline", "heartbeat", "tick.json")
 NIGHT = ("pipeline", "heartbeat", "consolidate.json")
 REFLECTED = ("pipeline", "heartbeat", "reflect.json")
@@ -49,6 +51,8 @@ INDEX_EVERY_MIN = 10  # the recall answers right meanwhile: it scans what the in
 # tick ends at the step that met it
 UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
 # the queues a step takes files from (anima.infra.home.QUEUES; importing it costs 5 ms)
+# what reading a small state file of ours may raise when it is damaged, or not one anima wrote
+UNREADABLE = (ValueError, KeyError, TypeError, AttributeError, AnimaError)
 WAITING = ("inbox/pending", "inbox/system", "rhythm/triggers", "message_queue", "action_queue")
 
 
@@ -252,7 +256,7 @@ def _last(path: str) -> float | None:
 
     try:
         return clock.parse(jsontext.loads(fs.read_text(path) or "")["at"], "at")
-    except Exception:  # none yet, or not one anima wrote: the timer is due
+    except UNREADABLE:  # none yet, or not one anima wrote: the timer is due
         return None
 
 
@@ -321,7 +325,7 @@ def _consolidate(home, cfg, now, warn) -> None:
     try:
         night = jsontext.loads(text)
         rule, at = str(night["rule"]), clock.parse(night["at"], "at")
-    except Exception:
+    except UNREADABLE:
         fs.remove(path)  # not one tick wrote: no night to wait for
         return
     last = _last(home.path("pipeline", "consolidate.cursor"))
@@ -347,7 +351,7 @@ def _wake(home, cfg, steps: set, beat: dict) -> float | None:
             for entry in state.values():
                 if entry.get("next") is not None:
                     times.append(clock.parse(entry["next"], "next"))
-        except Exception:  # damaged, or none: look every minute (the rhythm step says what is wrong)
+        except UNREADABLE:  # damaged, or none: look every minute (the rhythm step says what is wrong)
             return 0.0
         from anima.pipeline import rhythm
 
@@ -387,5 +391,5 @@ def _last_iso(value) -> float | None:
 
     try:
         return clock.parse(value, "at")
-    except Exception:
+    except UNREADABLE:
         return None
