@@ -36,13 +36,20 @@ def serve(home, cwd: str, warn) -> None:
     anyio.run(_serve, home, cwd, warn)
 
 
-async def _serve(home, cwd, warn):
+def build_server(home, cwd: str, warn):
+    """The SDK's low-level server with anima's handlers, whatever the transport (stdio here,
+    Streamable HTTP in anima.host.mcp_http)."""
     from mcp.server.lowlevel import Server
-    from mcp.server.stdio import stdio_server
 
     from anima import __version__
 
-    server = Server("anima", version=__version__, instructions=INSTRUCTIONS, **handlers(home, cwd, warn))
+    return Server("anima", version=__version__, instructions=INSTRUCTIONS, **handlers(home, cwd, warn))
+
+
+async def _serve(home, cwd, warn):
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(home, cwd, warn)
     async with stdio_server() as (read_stream, write_stream):
         pending = set()
         await server.run(DrainingReader(read_stream, pending), AnswerCounter(write_stream, pending),
