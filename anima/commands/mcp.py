@@ -3,7 +3,7 @@ import sys
 
 import click
 
-from anima.commands._io import warn
+from anima.commands._io import read_input, warn
 from anima.infra.errors import ConfigError
 
 TOKEN_ENV = "ANIMA_MCP_TOKEN"
@@ -15,8 +15,8 @@ TOKEN_ENV = "ANIMA_MCP_TOKEN"
 @click.option("--http", "address", metavar="HOST:PORT",
               help="Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio; loopback only, "
                    "port 0 for any free one.")
-@click.option("--token-file", metavar="FILE", type=click.Path(exists=True, dir_okay=False),
-              help=f"With --http: read the bearer token from FILE.  [default: ${TOKEN_ENV}]")
+@click.option("--token-file", metavar="FILE",
+              help=f"With --http: read the bearer token from FILE (- for stdin).  [default: ${TOKEN_ENV}]")
 @click.option("--allow-remote", is_flag=True,
               help="With --http: listen on an address that is not loopback (put TLS in front of it).")
 @click.pass_obj
@@ -50,11 +50,7 @@ def cli(home, cwd, address, token_file, allow_remote):
 def _token(path: str | None) -> str:
     """The shared secret, from FILE or the environment: never an argument, which `ps` shows."""
     if path is not None:
-        try:
-            with open(path, encoding="utf-8") as f:
-                token, where = f.read().strip(), path
-        except (OSError, UnicodeDecodeError) as e:
-            raise ConfigError(f"mcp: {path}: {getattr(e, 'strerror', None) or e}") from None
+        token, where = read_input(path, 4096, "mcp --token-file").strip(), path
     else:
         token, where = os.environ.get(TOKEN_ENV, "").strip(), f"${TOKEN_ENV}"
     if not token:
