@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 
 import anyio
+import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -163,19 +164,33 @@ def test_no_token_no_call(anima_bin, tmp_path, home):
         assert TOKEN not in errlog.read_text()
 
 
-def test_token_file_and_sigterm(anima_bin, tmp_path):
-    """--token-file instead of the environment; SIGTERM ends it with 0, once a session has run."""
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_token_file_and_a_stop_with_a_session_open(anima_bin, tmp_path, stop):
+    """--token-file (here stdin, `-`) instead of the environment; SIGTERM or ^C while a client
+    still holds its session ends the server with 0 and nothing said but the serving line."""
     anima(anima_bin, "init", "--lang", "en")
-    (tmp_path / "token").write_text(f"{TOKEN}\n")
     env = {k: v for k, v in os.environ.items() if k != "ANIMA_MCP_TOKEN"}
-    with http_server(anima_bin, tmp_path, "--token-file", str(tmp_path / "token"), env=env) as (proc, url, errlog):
-        async def body(s):
-            return await s.call_tool("get_self_blocks", {})
+    errlog = tmp_path / "http.stderr"
+    with open(errlog, "w") as err:
+        proc = subprocess.Popen([anima_bin, "mcp", "--http", "127.0.0.1:0", "--token-file", "-"], cwd=tmp_path,
+                                env=env, stdin=subprocess.PIPE, stderr=err, text=True)
+    proc.stdin.write(f"{TOKEN}\n")
+    proc.stdin.close()
+    url = wait_until(lambda: re.search(r"serving (http://\S+)", errlog.read_text()), what="the serving line").group(1)
 
-        blocks = over_http(url, body)
-        assert not blocks.is_error
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 0
+    answered = []
+
+    async def body(s):
+        answered.append(await s.call_tool("get_self_blocks", {}))
+        proc.send_signal(stop)
+        while proc.poll() is None:
+            await anyio.sleep(0.02)
+
+    with contextlib.suppress(Exception):  # the client, closing a session whose server has gone, may fail
+        over_http(url, body)
+    assert proc.wait(timeout=20) == 0
+    [blocks] = answered
+    assert not blocks.is_error and "direction" in json.dumps(blocks.structured_content)
     assert errlog.read_text() == f"anima: mcp: serving {url} (each request needs Authorization: Bearer TOKEN)\n"
 
 

@@ -12,6 +12,7 @@ and a non-loopback address is refused unless asked for.
 import errno
 import hmac
 import ipaddress
+import logging
 import signal
 import socket
 
@@ -108,10 +109,26 @@ def serve(home, cwd: str, warn, sock: socket.socket, token: str, remote: bool) -
     # uvicorn stops on SIGTERM/SIGINT and then raises the signal again for the handler found
     # before it: a quiet one here, so that a stop asked for is an ending, not a death by signal
     quiet = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGTERM, signal.SIGINT)}
+    server = uvicorn.Server(config)
+    # a client's open event stream, cut when the grace ends, is how a stop goes, not an error
+    cut = logging.getLogger("uvicorn.error")
+    stop_noise = _StopNoise(server)
+    cut.addFilter(stop_noise)
     try:
         warn(f"mcp: serving {url(sock)} (each request needs Authorization: Bearer TOKEN)")
-        uvicorn.Server(config).run(sockets=[sock])
+        server.run(sockets=[sock])
     finally:
+        cut.removeFilter(stop_noise)
         for sig, handler in quiet.items():
             signal.signal(sig, handler)
         sock.close()
+
+
+class _StopNoise(logging.Filter):
+    def __init__(self, server):
+        super().__init__()
+        self.server = server
+
+    def filter(self, record) -> bool:
+        return not (self.server.should_exit and
+                    record.getMessage().startswith("ASGI callable returned without completing response"))
