@@ -28,13 +28,13 @@ TOKEN = "9f2c4e7a1b8d3f6e0a5c2b7d4e1f8a3c"
 
 
 @contextlib.contextmanager
-def http_server(anima_bin, tmp_path, *args, env=None):
+def http_server(anima_bin, tmp_path, *args, env=None, address="127.0.0.1:0"):
     """`anima mcp --http 127.0.0.1:0` running; yields (process, URL, stderr file). Stops it with
     SIGTERM and asserts it ended with 0 and said nothing but the serving line."""
     env = dict(os.environ, ANIMA_MCP_TOKEN=TOKEN) if env is None else env
     errlog = tmp_path / "http.stderr"
     with open(errlog, "w") as err:
-        proc = subprocess.Popen([anima_bin, "mcp", "--http", "127.0.0.1:0", *args], cwd=tmp_path, env=env,
+        proc = subprocess.Popen([anima_bin, "mcp", "--http", address, *args], cwd=tmp_path, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True)
     try:
         said = wait_until(lambda: re.search(r"serving (http://\S+)", errlog.read_text()) or proc.poll() is not None,
@@ -239,3 +239,15 @@ def test_a_web_page_cannot_reach_it_by_another_name(anima_bin, tmp_path):
         assert status == 421
         status, _, _ = post(url, {"Authorization": f"Bearer {TOKEN}", "Origin": "http://evil.example"}, init)
         assert status == 403
+
+
+@pytest.mark.parametrize("address, shown", [("[::1]:0", "http://[::1]:"), ("localhost:0", "http://127.0.0.1:")])
+def test_other_loopback_spellings(anima_bin, tmp_path, address, shown):
+    anima(anima_bin, "init", "--lang", "en")
+    with http_server(anima_bin, tmp_path, address=address) as (_, url, _):
+        assert url.startswith(shown)
+
+        async def body(s):
+            return await s.call_tool("get_self_blocks", {})
+
+        assert not over_http(url, body).is_error

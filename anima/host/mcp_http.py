@@ -41,7 +41,8 @@ def listen(host: str, port: int, allow_remote: bool) -> socket.socket:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as e:
         raise UsageError(f"mcp: --http {shown}: {e.strerror}") from None
-    family, kind, proto, _, address = found[0]
+    # a name with both (localhost): IPv4, the address clients given the name try first
+    family, kind, proto, _, address = min(found, key=lambda f: f[0] != socket.AF_INET)
     if not allow_remote and not ipaddress.ip_address(address[0].split("%")[0]).is_loopback:
         raise UsageError(f"mcp: --http {shown} is not a loopback address: whoever can reach it and holds "
                          f"the token could act as her; give --allow-remote to listen there anyway")
