@@ -25,6 +25,8 @@ from conftest import snapshot, wait_until
 
 STDIO_NOW = "2026-11-30T10:00:00Z"  # the clock test_mcp.serve gives its server
 TOKEN = "9f2c4e7a1b8d3f6e0a5c2b7d4e1f8a3c"
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
 
 
 @contextlib.contextmanager
@@ -132,12 +134,10 @@ def test_no_token_no_call(anima_bin, tmp_path, home):
     before = snapshot(home)
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "self_note", "arguments": {"text": "I was called without a token."}}}
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
     with http_server(anima_bin, tmp_path) as (_, url, errlog):
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Bearer {TOKEN}x"},
                         {"Authorization": TOKEN}, {"Authorization": f"Basic {TOKEN}"}):
-            for payload in (init, call):
+            for payload in (INIT, call):
                 status, answer_headers, body = post(url, headers, payload)
                 assert status == 401, (headers, body)
                 assert answer_headers["www-authenticate"].startswith("Bearer ")
@@ -158,7 +158,7 @@ def test_no_token_no_call(anima_bin, tmp_path, home):
         assert snapshot(home) == before
 
         # the right token through the same door is answered (so the 401s above were the token's)
-        status, _, body = post(url, {"Authorization": f"Bearer {TOKEN}"}, init)
+        status, _, body = post(url, {"Authorization": f"Bearer {TOKEN}"}, INIT)
         assert status == 200, body
         # and the token never shows in what the server prints
         assert TOKEN not in errlog.read_text()
@@ -232,12 +232,10 @@ def test_what_it_refuses_to_start_with(anima_bin, tmp_path, home):
 def test_a_web_page_cannot_reach_it_by_another_name(anima_bin, tmp_path):
     """DNS rebinding: a request whose Host is not a loopback name is refused even with the token."""
     anima(anima_bin, "init", "--lang", "en")
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
     with http_server(anima_bin, tmp_path) as (_, url, _):
-        status, _, _ = post(url, {"Authorization": f"Bearer {TOKEN}", "Host": "evil.example"}, init)
+        status, _, _ = post(url, {"Authorization": f"Bearer {TOKEN}", "Host": "evil.example"}, INIT)
         assert status == 421
-        status, _, _ = post(url, {"Authorization": f"Bearer {TOKEN}", "Origin": "http://evil.example"}, init)
+        status, _, _ = post(url, {"Authorization": f"Bearer {TOKEN}", "Origin": "http://evil.example"}, INIT)
         assert status == 403
 
 
@@ -251,3 +249,14 @@ def test_other_loopback_spellings(anima_bin, tmp_path, address, shown):
             return await s.call_tool("get_self_blocks", {})
 
         assert not over_http(url, body).is_error
+
+
+def test_allow_remote_listens_beyond_loopback(anima_bin, tmp_path):
+    """With --allow-remote any address, reached by any name (the token is then the only guard)."""
+    anima(anima_bin, "init", "--lang", "en")
+    with http_server(anima_bin, tmp_path, "--allow-remote", address="0.0.0.0:0") as (_, url, _):
+        assert url.startswith("http://0.0.0.0:")
+        port = url.split(":")[2].split("/")[0]
+        there = f"http://127.0.0.1:{port}/mcp"
+        assert post(there, {"Authorization": f"Bearer {TOKEN}", "Host": "anima.example"}, INIT)[0] == 200
+        assert post(there, {"Host": "anima.example"}, INIT)[0] == 401
