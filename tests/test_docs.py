@@ -40,7 +40,7 @@ def command_paths(group=cli, prefix=()):
 
 
 PATHS = list(command_paths())
-PAGES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(MAN, "*.[15]")))
+PAGES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(MAN, "*.[157]")))
 
 
 def read(name):
@@ -241,7 +241,7 @@ def test_no_page_carries_a_measured_figure():
 def test_man_pages_lint_clean(page, tmp_path):
     groff = shutil.which("groff")
     assert groff, "groff is missing: `make tools` installs it"
-    for section in ("man1", "man5"):  # where a .so page's target lies once installed
+    for section in ("man1", "man5", "man7"):  # where a .so page's target lies once installed
         os.symlink(MAN, tmp_path / section)
     p = subprocess.run([groff, "-t", "-man", "-ww", "-z", os.path.join(MAN, page)], cwd=tmp_path,
                        capture_output=True, text=True)
