@@ -15,7 +15,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from test_llm import Model
 
-from conftest import NOW
+from conftest import NOW, snapshot
 
 DIRECTION = "I answer in plain words and say when I am unsure."
 
@@ -86,7 +86,7 @@ def hooks(anima_bin, *args, input=None):
     """`anima hooks ARGS` with this anima first on PATH: the one the snippet is to name."""
     env = dict(os.environ, PATH=os.path.dirname(anima_bin) + os.pathsep + os.environ["PATH"])
     return subprocess.run([anima_bin, "hooks", *args], capture_output=True, text=True, timeout=30,
-                          env=env, input=input)
+                          env=env, input=input, cwd=os.path.dirname(os.environ["ANIMA_HOME"]))  # no AGENTS.md
 
 
 def shell_env(**extra):
@@ -330,3 +330,23 @@ def test_the_python_chat_loop_runs_against_an_openai_compatible_endpoint(anima_b
     turns = [json.loads(line) for line in (home / "sessions" / session).read_text().splitlines()][1:]
     assert [(t.get("role"), t.get("text", t.get("content"))) for t in turns] == \
         [("user", "Hi, it's Alice."), ("assistant", "Hello back.")]
+
+
+def test_a_prompt_over_claude_codes_limit_is_warned_of_and_nothing_is_written(anima_bin, home, her):
+    """Claude Code shows the model a preview of hook output over 10,000 characters: printing the
+    hooks in a project whose prompt is longer says so on stderr, and looking writes nothing."""
+    (her / "AGENTS.md").write_text("# Rules\n\n" + "Run the tests first, then read the diff again.\n" * 250)
+    before = snapshot(home)
+    p = subprocess.run([anima_bin, "hooks", "claude-code"], cwd=her, capture_output=True, text=True,
+                       env=dict(os.environ, ANIMA_NOW=NOW), timeout=30)
+    assert p.returncode == 0 and settings_problems(json.loads(p.stdout)) == []
+    assert snapshot(home) == before and not (home / "cache" / "prompt").exists()  # no injection, no cache
+    chars = len(subprocess.run([anima_bin, "prompt"], cwd=her, capture_output=True, text=True,
+                               env=dict(os.environ, ANIMA_NOW=NOW), check=True).stdout)
+    assert chars > 10_000
+    assert p.stderr == f"anima: warning: the prompt for {her} is {chars} characters; Claude Code gives the " \
+        "model a preview of hook output over 10000 (see anima-hosts(7))\n"
+
+    short = subprocess.run([anima_bin, "hooks", "claude-code", "--sections", "self"], cwd=her,
+                           capture_output=True, text=True, env=dict(os.environ, ANIMA_NOW=NOW), timeout=30)
+    assert (short.returncode, short.stderr) == (0, "")

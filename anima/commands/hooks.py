@@ -3,7 +3,7 @@ import os
 
 import click
 
-from anima.commands._io import out, read_input
+from anima.commands._io import out, read_input, warn
 
 ANIMA = click.option("--anima", "anima", metavar="PATH",
                      help="The anima the host runs.  [default: `anima` on PATH, made absolute]")
@@ -28,7 +28,8 @@ def cli():
               "[default: prompt.sections]")
 @click.option("--merge", metavar="FILE", help="Print FILE, a settings.json (`-`: stdin; missing: {}), with "
               "these hooks added; hooks already there are kept, and these are not added twice.")
-def claude_code(events, anima, home, sections, merge):
+@click.pass_obj
+def claude_code(home_obj, events, anima, home, sections, merge):
     """Print the hooks of a Claude Code settings.json that put `anima prompt` into the context.
 
     A SessionStart hook (on startup, resume, clear and compact) runs `anima prompt --cwd
@@ -37,9 +38,11 @@ def claude_code(events, anima, home, sections, merge):
     """
     from anima.host import prompt, recipes
     from anima.infra.errors import DataError
+    from anima.infra.home import Home
 
-    prompt.section_names(sections)  # refuse a bad list here, not at every session's start
+    names = prompt.section_names(sections)  # refuse a bad list here, not at every session's start
     recipe = recipes.claude_code(recipes.anima_path(anima), home, events or ("SessionStart",), sections)
+    too_long(home_obj if home is None else Home(os.path.expanduser(home)), names)
     if merge is not None:
         missing = merge != "-" and not os.path.lexists(merge)  # a settings.json not yet written
         raw = "" if missing else read_input(None if merge == "-" else merge, 16 * 1024 * 1024, "hooks --merge",
@@ -49,6 +52,22 @@ def claude_code(events, anima, home, sections, merge):
         except ValueError as e:  # (a JSONDecodeError is one)
             raise DataError(f"hooks claude-code --merge {merge}: {e}") from None
     out(json.dumps(recipe, ensure_ascii=False, indent=2) + "\n")
+
+
+def too_long(home, names) -> None:
+    """Warn when the prompt for this directory is longer than Claude Code shows the model whole."""
+    from anima.host import recipes
+    from anima.infra import clock
+    from anima.infra.errors import AnimaError
+
+    try:
+        chars = recipes.prompt_chars(home, os.getcwd(), names, clock.now())
+    except AnimaError as e:  # the hook will say so at each session's start; the snippet is right all the same
+        warn(f"warning: cannot tell how long the prompt is: {e}")
+        return
+    if chars > recipes.CLAUDE_CODE_CONTEXT_CHARS:
+        warn(f"warning: the prompt for {os.getcwd()} is {chars} characters; Claude Code gives the model "
+             f"a preview of hook output over {recipes.CLAUDE_CODE_CONTEXT_CHARS} (see anima-hosts(7))")
 
 
 PINNED = ("Pin this home in the command.  [default: the home this anima uses: these hosts pass a "

@@ -17,6 +17,9 @@ from anima.infra.errors import UsageError
 # compaction (which drops what the start put in): the self is put back each time.
 SESSION_START_MATCHER = "startup|resume|clear|compact"
 EVENTS = ("SessionStart", "UserPromptSubmit")
+# Claude Code puts hook output longer than this in a file and gives the model a preview of it
+# (its hooks reference): a prompt over it would reach the model cut.
+CLAUDE_CODE_CONTEXT_CHARS = 10_000
 
 
 def anima_path(given: str | None = None, which=shutil.which, argv0: str | None = None) -> str:
@@ -64,6 +67,15 @@ def claude_code(anima: str, home: str | None, events, sections: str | None) -> d
             group = {"matcher": SESSION_START_MATCHER} if event == "SessionStart" else {}
             hooks[event] = [{**group, "hooks": [dict(hook)]}]
     return {"hooks": hooks}
+
+
+def prompt_chars(home, cwd: str, names: list[str] | None, now: float) -> int:
+    """How long `anima prompt --cwd CWD` is now, found with none of its side effects (no cache
+    entry, no injection counted, no log line): this only looks."""
+    from anima.host import prompt
+
+    made, _ = prompt.fresh(home, os.path.abspath(cwd), None, names, now, os.environ, freeze=False)
+    return len(made.text)
 
 
 def merge(settings: dict, recipe: dict) -> dict:
