@@ -162,6 +162,11 @@ def test_home_and_sections_are_pinned_in_the_command(anima_bin, home, her):
     assert p.returncode == 0, p.stderr
     assert DIRECTION in p.stdout and "Run the tests first." not in p.stdout
 
+    (her / "a file").write_text("")
+    nowhere = hooks(anima_bin, "claude-code", "--home", str(her / "a file" / "home"))
+    assert nowhere.returncode == 0 and settings_problems(json.loads(nowhere.stdout)) == []
+    assert nowhere.stderr.startswith("anima: warning: cannot tell how long the prompt is: ")  # the hook will say
+
     bad = hooks(anima_bin, "claude-code", "--sections", "self,bogus")
     assert (bad.returncode, bad.stdout) == (2, "")
     assert bad.stderr == "anima: --sections: unknown section 'bogus'; " \

@@ -45,8 +45,8 @@ def claude_code(home_obj, events, anima, home, sections, merge):
     too_long(home_obj if home is None else Home(os.path.expanduser(home)), names)
     if merge is not None:
         missing = merge != "-" and not os.path.lexists(merge)  # a settings.json not yet written
-        raw = "" if missing else read_input(None if merge == "-" else merge, 16 * 1024 * 1024, "hooks --merge",
-                         "as a file or `-` for stdin")
+        raw = "" if missing else read_input(None if merge == "-" else merge, 16 * 1024 * 1024,
+                                            "hooks --merge", "as a file or `-` for stdin")
         try:
             recipe = recipes.merge(json.loads(raw) if raw.strip() else {}, recipe)
         except ValueError as e:  # (a JSONDecodeError is one)
@@ -62,7 +62,7 @@ def too_long(home, names) -> None:
 
     try:
         chars = recipes.prompt_chars(home, os.getcwd(), names, clock.now())
-    except AnimaError as e:  # the hook will say so at each session's start; the snippet is right all the same
+    except (AnimaError, OSError) as e:  # the hook says so at each session's start; the snippet is right
         warn(f"warning: cannot tell how long the prompt is: {e}")
         return
     if chars > recipes.CLAUDE_CODE_CONTEXT_CHARS:
