@@ -56,9 +56,9 @@ lint: $(STAMP) tools ## Lint the code (ruff), the scripts in bin/ (shellcheck) a
 	$(MAKE) -s lint-man
 
 lint-man: tools ## Lint every man page with groff (a .so page: its target exists).
-	@for page in man/*.[15]; do \
+	@for page in man/*.[157]; do \
 	  case "$$(head -c4 $$page)" in \
-	    .so\ ) target=man/$$(sed 's|^\.so man[15]/||' $$page); \
+	    .so\ ) target=man/$$(sed 's|^\.so man[157]/||' $$page); \
 	          [ -f "$$target" ] || { echo "$$page: no page $$target" >&2; exit 1; } ;; \
 	    *) out=$$(groff -t -man -ww -z $$page 2>&1); \
 	       [ -z "$$out" ] || { echo "$$out" >&2; exit 1; } ;; \
@@ -92,9 +92,10 @@ install: ## Install anima (a private venv in LIBDIR), man pages and completions 
 	@# runpy before each `anima prompt` (bench/startup.py)
 	printf '#!%s/bin/python\n"""anima(1), installed by make install."""\nimport sys\n\nfrom anima.__main__ import main\n\nsys.exit(main())\n' "$(LIBDIR)" > "$(DESTDIR)$(BINDIR)/anima"
 	chmod 0755 "$(DESTDIR)$(BINDIR)/anima"
-	install -d "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5"
+	install -d "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5" "$(DESTDIR)$(MANDIR)/man7"
 	install -m 0644 man/*.1 "$(DESTDIR)$(MANDIR)/man1/"
 	install -m 0644 man/*.5 "$(DESTDIR)$(MANDIR)/man5/"
+	install -m 0644 man/*.7 "$(DESTDIR)$(MANDIR)/man7/"
 	install -d "$(DESTDIR)$(BASHCOMPDIR)" "$(DESTDIR)$(ZSHCOMPDIR)" "$(DESTDIR)$(FISHCOMPDIR)"
 	install -m 0644 completions/anima.bash "$(DESTDIR)$(BASHCOMPDIR)/anima"
 	install -m 0644 completions/_anima "$(DESTDIR)$(ZSHCOMPDIR)/_anima"
@@ -107,6 +108,7 @@ uninstall: ## Remove what `make install` put under DESTDIR/PREFIX.
 	rm -f "$(DESTDIR)$(BINDIR)/anima" "$(DESTDIR)$(BINDIR)/anima-crontab" "$(DESTDIR)$(BINDIR)/anima-loop"
 	rm -f $(patsubst man/%,"$(DESTDIR)$(MANDIR)/man1/%",$(wildcard man/*.1))
 	rm -f $(patsubst man/%,"$(DESTDIR)$(MANDIR)/man5/%",$(wildcard man/*.5))
+	rm -f $(patsubst man/%,"$(DESTDIR)$(MANDIR)/man7/%",$(wildcard man/*.7))
 	rm -f "$(DESTDIR)$(BASHCOMPDIR)/anima" "$(DESTDIR)$(ZSHCOMPDIR)/_anima" "$(DESTDIR)$(FISHCOMPDIR)/anima.fish"
 
 clean: ## Remove the virtualenv and caches.

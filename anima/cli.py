@@ -30,6 +30,7 @@ COMMANDS = {
     "habits": ("anima.commands.facts:habits", "Habits: tags a person promoted, and suggestions."),
     "tools": ("anima.commands.tools:tools", "The agent's tools as OpenAI function-calling schemas."),
     "call": ("anima.commands.tools:call", "Run one agent tool: arguments JSON on stdin, result JSON out."),
+    "hooks": ("anima.commands.hooks:cli", "Print the settings a host needs to run anima: Claude Code, Codex, MCP."),
     "mcp": ("anima.commands.mcp:cli", "Serve the agent's tools and the prompt to an MCP host (stdio or HTTP)."),
     "index": ("anima.commands.index:cli", "The recall index: rebuild, update, status, on, off, verify."),
     "say": ("anima.commands.pipeline:say", "Put an event in the inbox: what someone said, or any event."),

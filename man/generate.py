@@ -44,6 +44,7 @@ FAMILIES = {
     "anima-facts": ["stage", "facts", "approve", "retire", "profile", "habits"],
     "anima-tools": ["tools", "call"],
     "anima-mcp": ["mcp"],
+    "anima-hooks": ["hooks"],
     "anima-prompt": ["prompt"],
     "anima-say": ["say", "preprocess"],
     "anima-dispatch": ["dispatch"],
@@ -68,7 +69,7 @@ GROUPS = [
     ("Home and settings", ["anima-init", "anima-config", "anima-export", "anima-import-history"]),
     ("The self layer and self-notes", ["anima-self", "anima-note"]),
     ("Transcripts, recall and facts", ["anima-session", "anima-recall", "anima-index", "anima-facts"]),
-    ("A host's commands", ["anima-prompt", "anima-tools", "anima-mcp"]),
+    ("A host's commands", ["anima-prompt", "anima-tools", "anima-mcp", "anima-hooks"]),
     ("Pool B: the pipeline",
      ["anima-say", "anima-dispatch", "anima-outbox", "anima-route", "anima-queue", "anima-tick"]),
     ("Pool A: the self-stream and the translators",
@@ -447,7 +448,7 @@ def pages() -> dict[str, str]:
     head = f'.TH ANIMA\\-CONFIG 5 2026\\-12\\-01 "anima {version()}" "anima manual"'
     out["anima-config.5"] = config_page(head)
     marker = BEGIN.format("GLYPHS")
-    for name in sorted(n for n in os.listdir(MAN) if n.endswith((".1", ".5"))):
+    for name in sorted(n for n in os.listdir(MAN) if n.endswith((".1", ".5", ".7"))):
         text = out.get(name) or read(name)
         if marker in text:
             out[name] = fill(name, text, {"GLYPHS": glyphs(text)})

@@ -40,7 +40,7 @@ def command_paths(group=cli, prefix=()):
 
 
 PATHS = list(command_paths())
-PAGES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(MAN, "*.[15]")))
+PAGES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(MAN, "*.[157]")))
 
 
 def read(name):
@@ -184,6 +184,19 @@ def test_a_key_without_help_is_undocumented():
     assert undocumented(config.SETTINGS, cut) == ["recall.limit"]
 
 
+def test_every_page_named_exists():
+    """anima-NAME(N) in a page or the README is a page of man/ (section 7 included); a page
+    named that is not there is reported."""
+    def named(text):
+        return {f"{m.group(1)}.{m.group(2)}" for m in re.finditer(r"\b(anima(?:-[a-z]+)*) ?\(([157])\)", plain(text))}
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        texts = {"README.md": f.read(), **{name: read(name) for name in PAGES}}
+    assert [(name, page) for name, text in texts.items() for page in sorted(named(text)) if page not in PAGES] == []
+    assert named(".BR anima\\-hosts (7),\nsee \\fBanima\\-nothing\\fR(7)") == {"anima-hosts.7", "anima-nothing.7"}
+    assert "anima-hosts.7" in named(read("anima.1")) and "anima-hosts.7" in named(texts["README.md"])
+
+
 def test_the_format_pages_do_not_repeat_the_config_reference():
     assert [n for n in PAGES if "CONFIG.TOML" in read(n)] == []
 
@@ -241,7 +254,7 @@ def test_no_page_carries_a_measured_figure():
 def test_man_pages_lint_clean(page, tmp_path):
     groff = shutil.which("groff")
     assert groff, "groff is missing: `make tools` installs it"
-    for section in ("man1", "man5"):  # where a .so page's target lies once installed
+    for section in ("man1", "man5", "man7"):  # where a .so page's target lies once installed
         os.symlink(MAN, tmp_path / section)
     p = subprocess.run([groff, "-t", "-man", "-ww", "-z", os.path.join(MAN, page)], cwd=tmp_path,
                        capture_output=True, text=True)

@@ -44,7 +44,8 @@ class Model:
                 if status == 200:
                     data = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
                             "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": answer["content"]}}],
+                                         "message": answer.get("message")  # a whole one, tool calls and all
+                                         or {"role": "assistant", "content": answer["content"]}}],
                             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
                 else:
                     data = {"error": {"message": "the scripted server fails", "type": "server_error"}}
