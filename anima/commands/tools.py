@@ -9,20 +9,31 @@ from anima.infra import jsontext
 
 @click.command("tools")
 @json_option("Print the OpenAI function-calling schemas as one JSON array.")
-def tools(as_json):
+@click.option("--strict", is_flag=True,
+              help="Print them for OpenAI's strict mode: every property required, an optional one nullable "
+                   "(null means not given), \"strict\": true on each (implies --json).")
+@click.option("--format", "shape", type=click.Choice(["openai", "anthropic"]), default=None,
+              help="The JSON shape: openai's function tools, or anthropic's {name, description, input_schema} "
+                   "of the Messages API (implies --json).  [default: openai]")
+def tools(as_json, strict, shape):
     """List the tools an agent may call: NAME<TAB>description, or --json the schemas.
 
     self_note, memory_recall, memory_stage, get_self_blocks, update_self_block (which only
     proposes a change to personality_baseline), outbox_take, outbox_ack. Approving,
     retiring, promoting and accepting a proposal are a person's commands, never tools.
     """
-    from anima.host.tools import SCHEMAS
+    from anima.host import tools as table
+    from anima.infra.errors import UsageError
 
-    if as_json:
-        out(json.dumps(SCHEMAS, ensure_ascii=False, indent=1) + "\n")
+    if strict and shape == "anthropic":
+        raise UsageError("tools: --strict is OpenAI's strict mode; the anthropic shape takes the optional "
+                         "properties as they are")
+    if as_json or strict or shape:
+        schemas = table.anthropic() if shape == "anthropic" else table.openai(strict)
+        out(json.dumps(schemas, ensure_ascii=False, indent=1) + "\n")
         return
-    for s in SCHEMAS:
-        out(f"{s['function']['name']}\t{s['function']['description']}\n")
+    for t in table.TOOLS:
+        out(f"{t.name}\t{t.description}\n")
 
 
 @click.command("call")
