@@ -150,8 +150,12 @@ def handlers(home, cwd, warn) -> dict:
 
     async def list_tools(ctx, params):
         return types.ListToolsResult(tools=[
-            types.Tool(name=f["name"], description=f["description"], input_schema=f["parameters"])
-            for f in (s["function"] for s in tools.SCHEMAS)])
+            types.Tool(name=t.name, description=t.description, input_schema=tools.parameters(t),
+                       output_schema=tools.output_schema(t),
+                       annotations=types.ToolAnnotations(
+                           read_only_hint=t.hints["read_only"], destructive_hint=t.hints["destructive"],
+                           idempotent_hint=t.hints["idempotent"], open_world_hint=t.hints["open_world"]))
+            for t in tools.TOOLS])
 
     async def call_tool(ctx, params):
         fs.CHANGED.clear()  # what this call writes is what git.autocommit commits for it
@@ -176,6 +180,11 @@ def handlers(home, cwd, warn) -> dict:
             found.append(types.Resource(name=b.key, title=b.title, uri=BLOCK_URI + b.key, mime_type="text/markdown",
                                         description=f"My self block {b.key}" + (" (locked)" if b.locked else "")))
         return types.ListResourcesResult(resources=found)
+
+    async def list_resource_templates(ctx, params):
+        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+            name="self_block", title="My self block", uri_template=BLOCK_URI + "{key}", mime_type="text/markdown",
+            description="My self block KEY, its Markdown body: " + ", ".join(blocks.KEYS))])
 
     async def read_resource(ctx, params):
         uri = str(params.uri)
@@ -202,7 +211,8 @@ def handlers(home, cwd, warn) -> dict:
                                      messages=[types.PromptMessage(role="user", content=text(prompt_text()))])
 
     return {"on_list_tools": list_tools, "on_call_tool": call_tool, "on_list_resources": list_resources,
-            "on_read_resource": read_resource, "on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
+            "on_list_resource_templates": list_resource_templates, "on_read_resource": read_resource,
+            "on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
 
 
 def _read_blocks(home, types, error, key: str | None = None) -> list:
