@@ -75,6 +75,24 @@ def test_strict_schemas_keep_openais_strict_mode_rules(run):
             assert not Draft202012Validator(was["parameters"]).is_valid({**given, **nulls})
 
 
+def test_openais_own_sdk_finds_nothing_to_make_strict(run):
+    """The openai package makes a schema strict for its pydantic helpers: ours it leaves as they
+    are, while in the plain ones it would require the optional properties."""
+    import copy
+
+    strictify = pytest.importorskip("openai.lib._pydantic")._ensure_strict_json_schema
+    from openai.types.shared_params import FunctionDefinition
+
+    def strict(schema):
+        return strictify(copy.deepcopy(schema), path=(), root=copy.deepcopy(schema))
+
+    for s in json.loads(run("tools", "--strict").stdout):
+        assert set(s["function"]) == set(FunctionDefinition.__annotations__)
+        assert strict(s["function"]["parameters"]) == s["function"]["parameters"]
+    plain = {s["function"]["name"]: s["function"]["parameters"] for s in json.loads(run("tools", "--json").stdout)}
+    assert strict(plain["memory_recall"]) != plain["memory_recall"]
+
+
 def test_the_anthropic_shape_is_the_same_table(run):
     plain = json.loads(run("tools", "--json").stdout)
     shaped = json.loads(run("tools", "--format", "anthropic").stdout)

@@ -1,4 +1,8 @@
-"""The agent-facing commands as OpenAI function-calling tools, and running one from JSON.
+"""The agent-facing commands as tools, and running one from JSON.
+
+One table, TOOLS, says each tool's arguments, its result and its MCP hints; every shape a host
+takes is made from it: OpenAI function calling (plain or strict), Anthropic's input_schema, MCP's
+input and output schemas and annotations.
 
 Only what the agent may do itself is a tool: write a self-note, search the transcripts,
 stage a fact, read its blocks, rewrite an unlocked block, propose a change to the personality
