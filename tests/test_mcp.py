@@ -133,60 +133,6 @@ def test_the_baseline_is_proposed_over_mcp_as_over_call(anima_bin, tmp_path):
     assert anima(anima_bin, "self", "get", "personality_baseline") == "I am calm and direct.\n"
 
 
-def test_stdout_is_only_the_protocol_and_eof_ends_it(anima_bin, tmp_path):
-    """A host reading the pipe line by line gets JSON-RPC and nothing else; closing stdin ends it, 0."""
-    anima(anima_bin, "init", "--lang", "en")
-    requests = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "0"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "approve", "arguments": {}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "anima://nothing"}},
-    ]
-    proc = subprocess.run([anima_bin, "mcp"], input="".join(json.dumps(r) + "\n" for r in requests), cwd=tmp_path,
-                          capture_output=True, text=True, timeout=30)
-    assert proc.returncode == 0
-    replies = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert [r["id"] for r in replies] == [1, 2, 3]
-    assert replies[1]["result"]["isError"] is True
-    assert replies[1]["result"]["structuredContent"]["exit"] == 2
-    assert replies[2]["error"] == {"code": -32602, "message": "no such resource: anima://nothing"}
-    assert proc.stderr == "anima: unknown tool 'approve'; tools: " \
-        "self_note, memory_recall, memory_stage, get_self_blocks, update_self_block, outbox_take, outbox_ack\n"
-
-
-def test_each_tool_call_is_its_own_commit(anima_bin, tmp_path, monkeypatch):
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    anima(anima_bin, "init", "--lang", "en")
-    home = os.environ["ANIMA_HOME"]
-    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"]):
-        subprocess.run(["git", "-C", home, *args], check=True)
-    anima(anima_bin, "config", "set", "git.autocommit", "true")
-
-    async def body(s):
-        first = await s.call_tool("self_note", {"text": "I check the transcripts before I answer."})
-        second = await s.call_tool("update_self_block", {"key": "direction", "body": "I want to learn to sail."})
-        return first, second
-
-    (first, second), _ = serve(anima_bin, tmp_path, body)
-    assert not first.is_error and not second.is_error, (first, second)
-    log = subprocess.run(["git", "-C", home, "log", "--format=%s"], capture_output=True, text=True).stdout.split("\n")
-    assert log[:2] == ["mcp update_self_block: self/blocks/direction.md and 1 more",
-                       "mcp self_note: notes/meta.json, notes/notes.md"]
-
-    # a quote of the person's words is theirs to keep in facts/, not in the commit message
-    anima(anima_bin, "session", "append", "--session", "s1", "--role", "user", "Text me at 415-555-0132 after six.")
-
-    async def stage(s):
-        return await s.call_tool("memory_stage", {"session": "s1", "line": 2, "quote": "Text me at 415-555-0132"})
-
-    staged, _ = serve(anima_bin, tmp_path, stage)
-    assert not staged.is_error, staged
-    log = subprocess.run(["git", "-C", home, "log", "--format=%B"], capture_output=True, text=True).stdout
-    assert log.startswith("mcp memory_stage: facts/facts.jsonl\n") and "0132" not in log
-
-
 # What each tool's MCP hints promise, as anima-mcp(1) gives them: (readOnly, destructive, idempotent).
 HINTS = {"self_note": (False, False, False), "memory_recall": (True, False, True),
          "memory_stage": (False, False, True), "get_self_blocks": (True, False, True),
@@ -271,3 +217,83 @@ def test_the_blocks_have_a_resource_template(anima_bin, tmp_path):
     assert read == {k: anima(anima_bin, "self", "get", k) for k in keys}
     assert read["direction"] == "I want to learn to sail.\n"
     assert "no such resource: anima://self/nobody" in missing
+
+
+def test_the_wire_names_are_the_protocols(anima_bin, tmp_path):
+    """What a client that is not the SDK reads (MCP Inspector): camelCase names, and the
+    templates list answered rather than -32601."""
+    anima(anima_bin, "init", "--lang", "en")
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/templates/list"},
+    ]
+    proc = subprocess.run([anima_bin, "mcp"], input="".join(json.dumps(r) + "\n" for r in requests), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    replies = {r["id"]: r for r in map(json.loads, proc.stdout.splitlines())}
+    recall = next(t for t in replies[2]["result"]["tools"] if t["name"] == "memory_recall")
+    assert recall["annotations"] == {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
+                                     "openWorldHint": False}
+    assert recall["outputSchema"]["required"] == ["results", "relaxed"]
+    assert replies[3]["result"]["resourceTemplates"] == [{
+        "name": "self_block", "title": "My self block", "uriTemplate": "anima://self/{key}",
+        "mimeType": "text/markdown", "description": "My self block KEY, its Markdown body: existence_anchor, "
+        "self_model, personality_baseline, direction, metacognition, autobiography_summary"}]
+
+
+def test_stdout_is_only_the_protocol_and_eof_ends_it(anima_bin, tmp_path):
+    """A host reading the pipe line by line gets JSON-RPC and nothing else; closing stdin ends it, 0."""
+    anima(anima_bin, "init", "--lang", "en")
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "approve", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "anima://nothing"}},
+    ]
+    proc = subprocess.run([anima_bin, "mcp"], input="".join(json.dumps(r) + "\n" for r in requests), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2, 3]
+    assert replies[1]["result"]["isError"] is True
+    assert replies[1]["result"]["structuredContent"]["exit"] == 2
+    assert replies[2]["error"] == {"code": -32602, "message": "no such resource: anima://nothing"}
+    assert proc.stderr == "anima: unknown tool 'approve'; tools: " \
+        "self_note, memory_recall, memory_stage, get_self_blocks, update_self_block, outbox_take, outbox_ack\n"
+
+
+def test_each_tool_call_is_its_own_commit(anima_bin, tmp_path, monkeypatch):
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    anima(anima_bin, "init", "--lang", "en")
+    home = os.environ["ANIMA_HOME"]
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"]):
+        subprocess.run(["git", "-C", home, *args], check=True)
+    anima(anima_bin, "config", "set", "git.autocommit", "true")
+
+    async def body(s):
+        first = await s.call_tool("self_note", {"text": "I check the transcripts before I answer."})
+        second = await s.call_tool("update_self_block", {"key": "direction", "body": "I want to learn to sail."})
+        return first, second
+
+    (first, second), _ = serve(anima_bin, tmp_path, body)
+    assert not first.is_error and not second.is_error, (first, second)
+    log = subprocess.run(["git", "-C", home, "log", "--format=%s"], capture_output=True, text=True).stdout.split("\n")
+    assert log[:2] == ["mcp update_self_block: self/blocks/direction.md and 1 more",
+                       "mcp self_note: notes/meta.json, notes/notes.md"]
+
+    # a quote of the person's words is theirs to keep in facts/, not in the commit message
+    anima(anima_bin, "session", "append", "--session", "s1", "--role", "user", "Text me at 415-555-0132 after six.")
+
+    async def stage(s):
+        return await s.call_tool("memory_stage", {"session": "s1", "line": 2, "quote": "Text me at 415-555-0132"})
+
+    staged, _ = serve(anima_bin, tmp_path, stage)
+    assert not staged.is_error, staged
+    log = subprocess.run(["git", "-C", home, "log", "--format=%B"], capture_output=True, text=True).stdout
+    assert log.startswith("mcp memory_stage: facts/facts.jsonl\n") and "0132" not in log
+
