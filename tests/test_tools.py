@@ -99,8 +99,11 @@ def test_the_anthropic_shape_is_the_same_table(run):
     assert shaped == [{"name": f["name"], "description": f["description"], "input_schema": f["parameters"]}
                       for f in (s["function"] for s in plain)]
     assert run("tools", "--format", "openai").stdout == run("tools", "--json").stdout
-    r = run("tools", "--strict", "--format", "anthropic")
-    assert (r.exit_code, r.stdout) == (2, "")
+    # strict tool use: the strict parameters, and "strict": true on the tool itself
+    strict = json.loads(run("tools", "--strict").stdout)
+    assert json.loads(run("tools", "--strict", "--format", "anthropic").stdout) == [
+        {"name": f["name"], "description": f["description"], "input_schema": f["parameters"], "strict": True}
+        for f in (s["function"] for s in strict)]
 
 
 @pytest.mark.parametrize("name, nulls, absent", [

@@ -10,8 +10,8 @@ from anima.infra import jsontext
 @click.command("tools")
 @json_option("Print the OpenAI function-calling schemas as one JSON array.")
 @click.option("--strict", is_flag=True,
-              help="Print them for OpenAI's strict mode: every property required, an optional one nullable "
-                   "(null means not given), \"strict\": true on each (implies --json).")
+              help="Print them for strict mode (OpenAI's, Anthropic's strict tool use): every property required, "
+                   "an optional one nullable (null means not given), \"strict\": true on each (implies --json).")
 @click.option("--format", "shape", type=click.Choice(["openai", "anthropic"]), default=None,
               help="The JSON shape: openai's function tools, or anthropic's {name, description, input_schema} "
                    "of the Messages API (implies --json).  [default: openai]")
@@ -23,13 +23,9 @@ def tools(as_json, strict, shape):
     retiring, promoting and accepting a proposal are a person's commands, never tools.
     """
     from anima.host import tools as table
-    from anima.infra.errors import UsageError
 
-    if strict and shape == "anthropic":
-        raise UsageError("tools: --strict is OpenAI's strict mode; the anthropic shape takes the optional "
-                         "properties as they are")
     if as_json or strict or shape:
-        schemas = table.anthropic() if shape == "anthropic" else table.openai(strict)
+        schemas = table.anthropic(strict) if shape == "anthropic" else table.openai(strict)
         out(json.dumps(schemas, ensure_ascii=False, indent=1) + "\n")
         return
     for t in table.TOOLS:

@@ -145,9 +145,12 @@ def openai(strict: bool = False) -> list[dict]:
                                               "parameters": parameters(t, strict), **flag}} for t in TOOLS]
 
 
-def anthropic() -> list[dict]:
-    """The tools as the Anthropic Messages API takes them in "tools"."""
-    return [{"name": t.name, "description": t.description, "input_schema": parameters(t)} for t in TOOLS]
+def anthropic(strict: bool = False) -> list[dict]:
+    """The tools as the Anthropic Messages API takes them in "tools"; strict (its strict tool use)
+    adds "strict": true to the strict parameters, which its strict mode takes as OpenAI's does."""
+    flag = {"strict": True} if strict else {}
+    return [{"name": t.name, "description": t.description, "input_schema": parameters(t, strict), **flag}
+            for t in TOOLS]
 
 
 SCHEMAS = openai()
