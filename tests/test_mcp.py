@@ -6,6 +6,7 @@ import os
 import subprocess
 
 import anyio
+import mcp_types
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -209,9 +210,12 @@ def test_the_blocks_have_a_resource_template(anima_bin, tmp_path):
             await s.read_resource(template.uri_template.replace("{key}", "nobody"))
         except Exception as e:  # the SDK raises the JSON-RPC error
             missing = str(e)
-        return template, keys, read, missing
+        ref = mcp_types.ResourceTemplateReference(uri=template.uri_template)
+        completed = (await s.complete(ref, {"name": "key", "value": "m"})).completion.values
+        return template, keys, read, missing, completed
 
-    (template, keys, read, missing), _ = serve(anima_bin, tmp_path, body)
+    (template, keys, read, missing, completed), _ = serve(anima_bin, tmp_path, body)
+    assert completed == ["metacognition"]
     assert (template.uri_template, template.mime_type) == ("anima://self/{key}", "text/markdown")
     assert len(keys) == 6 and all(k in template.description for k in keys)
     assert read == {k: anima(anima_bin, "self", "get", k) for k in keys}

@@ -19,6 +19,7 @@ from anima.self import blocks
 PROMPT_URI = "anima://prompt"
 PROMPT_NAME = "anima"
 BLOCK_URI = "anima://self/"
+BLOCK_TEMPLATE = BLOCK_URI + "{key}"  # RFC 6570: the block URIs anima://self/KEY
 PROMPT_DESCRIPTION = ("What `anima prompt` prints: the self blocks, self-notes, what is known about the person "
                       "and the project context. Put it into the system prompt.")
 INSTRUCTIONS = ("anima keeps your persistent first-person self. Read the resource anima://prompt (or the "
@@ -183,8 +184,15 @@ def handlers(home, cwd, warn) -> dict:
 
     async def list_resource_templates(ctx, params):
         return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
-            name="self_block", title="My self block", uri_template=BLOCK_URI + "{key}", mime_type="text/markdown",
+            name="self_block", title="My self block", uri_template=BLOCK_TEMPLATE, mime_type="text/markdown",
             description="My self block KEY, its Markdown body: " + ", ".join(blocks.KEYS))])
+
+    async def complete(ctx, params):
+        """The keys of the blocks there are, for the template's {key} (as a host's picker asks)."""
+        values = []
+        if getattr(params.ref, "uri", None) == BLOCK_TEMPLATE and params.argument.name == "key":
+            values = [b.key for b in _read_blocks(home, types, MCPError) if b.key.startswith(params.argument.value)]
+        return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
 
     async def read_resource(ctx, params):
         uri = str(params.uri)
@@ -212,7 +220,7 @@ def handlers(home, cwd, warn) -> dict:
 
     return {"on_list_tools": list_tools, "on_call_tool": call_tool, "on_list_resources": list_resources,
             "on_list_resource_templates": list_resource_templates, "on_read_resource": read_resource,
-            "on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
+            "on_list_prompts": list_prompts, "on_get_prompt": get_prompt, "on_completion": complete}
 
 
 def _read_blocks(home, types, error, key: str | None = None) -> list:
