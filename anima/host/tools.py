@@ -34,7 +34,9 @@ ADD = {"read_only": False, "destructive": False, "open_world": False}
 
 _STR, _INT, _BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
 _IDS = {"type": "array", "items": _STR}
-_OR_NULL = {"type": ["string", "null"]}
+# anyOf rather than a list of types: MCP Inspector warns that clients mapping schemas onto one
+# `type` (Gemini's OpenAPI subset) drop the constraint
+_OR_NULL = {"anyOf": [_STR, {"type": "null"}]}
 _HIT = {"type": "object", "required": ["session", "line", "date", "who", "text", "score", "terms", "relaxed", "path"],
         "properties": {"session": _STR, "line": _INT, "date": _STR,
                        "who": _STR, "text": _STR,
@@ -43,7 +45,7 @@ _BLOCK = {"type": "object", "required": ["key", "title", "locked", "body"],
           "properties": {"key": _STR, "title": _STR, "locked": _BOOL, "body": _STR}}
 _MESSAGE = {"type": "object", "required": ["id", "to", "text", "scene", "in_reply_to", "trace_id", "at", "action"],
             "properties": {"id": _STR, "to": _OR_NULL, "text": _OR_NULL, "scene": _OR_NULL, "in_reply_to": _OR_NULL,
-                           "trace_id": _STR, "at": _STR, "action": {}}}
+                           "trace_id": _STR, "at": _STR, "action": _OR_NULL}}
 
 TOOLS = [
     Tool("self_note",
@@ -85,7 +87,7 @@ TOOLS = [
          {"key": {"type": "string", "enum": ["self_model", "personality_baseline", "direction", "metacognition",
                                             "autobiography_summary"]},
           "body": {"type": "string", "description": "The new Markdown body."}}, ["key", "body"],
-         {"key": _STR, "changed": _BOOL, "previous_revision": {"type": ["integer", "null"]},
+         {"key": _STR, "changed": _BOOL, "previous_revision": {"anyOf": [_INT, {"type": "null"}]},
           "proposal": _STR, "new": _BOOL, "status": {"type": "string", "enum": ["open", "accepted", "rejected"]},
           "accept": _OR_NULL, "note": _STR}, ["key", "changed"],
          **ADD, idempotent=True),  # the same body again changes nothing: "changed": false
