@@ -38,8 +38,7 @@ _IDS = {"type": "array", "items": _STR}
 # `type` (Gemini's OpenAPI subset) drop the constraint
 _OR_NULL = {"anyOf": [_STR, {"type": "null"}]}
 _HIT = {"type": "object", "required": ["session", "line", "date", "who", "text", "score", "terms", "relaxed", "path"],
-        "properties": {"session": _STR, "line": _INT, "date": _STR,
-                       "who": _STR, "text": _STR,
+        "properties": {"session": _STR, "line": _INT, "date": _STR, "who": _STR, "text": _STR,
                        "score": {"type": "number"}, "terms": _IDS, "relaxed": _BOOL, "path": _STR}}
 _BLOCK = {"type": "object", "required": ["key", "title", "locked", "body"],
           "properties": {"key": _STR, "title": _STR, "locked": _BOOL, "body": _STR}}
@@ -120,8 +119,9 @@ def _closed(schema: dict) -> dict:
 
 
 def parameters(t: Tool, strict: bool = False) -> dict:
-    """The JSON Schema of the tool's arguments. Strict (OpenAI's strict mode): every property
-    required, an optional one nullable, null meaning not given (check_args drops it)."""
+    """The JSON Schema of the tool's arguments. Strict, for strict mode (OpenAI's, Anthropic's
+    strict tool use): every property required, an optional one nullable, null meaning not given
+    (check_args drops it)."""
     props = t.properties
     if strict:
         props = {k: v if k in t.required else _nullable(v) for k, v in props.items()}
@@ -155,7 +155,6 @@ def anthropic(strict: bool = False) -> list[dict]:
             for t in TOOLS]
 
 
-SCHEMAS = openai()
 _TYPES = {"string": str, "integer": int, "array": list, "boolean": bool}
 
 
