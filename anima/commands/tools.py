@@ -10,8 +10,8 @@ from anima.infra import jsontext
 @click.command("tools")
 @json_option("Print the OpenAI function-calling schemas as one JSON array.")
 @click.option("--strict", is_flag=True,
-              help="Print them for strict mode (OpenAI's, Anthropic's strict tool use): every property required, "
-                   "an optional one nullable (null means not given), \"strict\": true on each (implies --json).")
+              help="Print them for strict mode: \"strict\": true on each and, for OpenAI's, every property required, "
+                   "an optional one nullable (null means not given) (implies --json).")
 @click.option("--format", "shape", type=click.Choice(["openai", "anthropic"]), default=None,
               help="The JSON shape: openai's function tools, or anthropic's {name, description, input_schema} "
                    "of the Messages API (implies --json).  [default: openai]")

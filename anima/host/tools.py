@@ -119,9 +119,8 @@ def _closed(schema: dict) -> dict:
 
 
 def parameters(t: Tool, strict: bool = False) -> dict:
-    """The JSON Schema of the tool's arguments. Strict, for strict mode (OpenAI's, Anthropic's
-    strict tool use): every property required, an optional one nullable, null meaning not given
-    (check_args drops it)."""
+    """The JSON Schema of the tool's arguments. Strict, for OpenAI's strict mode: every property
+    required, an optional one nullable, null meaning not given (check_args drops it)."""
     props = t.properties
     if strict:
         props = {k: v if k in t.required else _nullable(v) for k, v in props.items()}
@@ -149,10 +148,10 @@ def openai(strict: bool = False) -> list[dict]:
 
 def anthropic(strict: bool = False) -> list[dict]:
     """The tools as the Anthropic Messages API takes them in "tools"; strict (its strict tool use)
-    adds "strict": true to the strict parameters, which its strict mode takes as OpenAI's does."""
+    adds "strict": true beside the plain schema: its strict mode takes optional properties, and
+    the anthropic SDK's own strict transform fails on a list of types, ["integer", "null"]."""
     flag = {"strict": True} if strict else {}
-    return [{"name": t.name, "description": t.description, "input_schema": parameters(t, strict), **flag}
-            for t in TOOLS]
+    return [{"name": t.name, "description": t.description, "input_schema": parameters(t), **flag} for t in TOOLS]
 
 
 _TYPES = {"string": str, "integer": int, "array": list, "boolean": bool}
