@@ -11,7 +11,7 @@ from anima.infra import jsontext
 @json_option("Print the OpenAI function-calling schemas as one JSON array.")
 @click.option("--strict", is_flag=True,
               help="Print them for strict mode: \"strict\": true on each and, for OpenAI's, every property required, "
-                   "an optional one nullable (null means not given) (implies --json).")
+                   "an optional one nullable, null meaning not given (implies --json).")
 @click.option("--format", "shape", type=click.Choice(["openai", "anthropic"]), default=None,
               help="The JSON shape: openai's function tools, or anthropic's {name, description, input_schema} "
                    "of the Messages API (implies --json).  [default: openai]")
