@@ -28,7 +28,7 @@ COMMANDS = {
     "retire": ("anima.commands.facts:retire", "Retire facts: kept on record, never injected again."),
     "profile": ("anima.commands.facts:profile", "What I know about the person: a view over approved facts."),
     "habits": ("anima.commands.facts:habits", "Habits: tags a person promoted, and suggestions."),
-    "tools": ("anima.commands.tools:tools", "The agent's tools as OpenAI function-calling schemas."),
+    "tools": ("anima.commands.tools:tools", "The agent's tools as function-calling schemas (OpenAI, Anthropic)."),
     "call": ("anima.commands.tools:call", "Run one agent tool: arguments JSON on stdin, result JSON out."),
     "hooks": ("anima.commands.hooks:cli", "Print the settings a host needs to run anima: Claude Code, Codex, MCP."),
     "mcp": ("anima.commands.mcp:cli", "Serve the agent's tools and the prompt to an MCP host (stdio or HTTP)."),

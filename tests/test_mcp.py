@@ -6,6 +6,7 @@ import os
 import subprocess
 
 import anyio
+import mcp_types
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -133,6 +134,120 @@ def test_the_baseline_is_proposed_over_mcp_as_over_call(anima_bin, tmp_path):
     assert anima(anima_bin, "self", "get", "personality_baseline") == "I am calm and direct.\n"
 
 
+# What each tool's MCP hints promise, as anima-mcp(1) gives them: (readOnly, destructive, idempotent).
+HINTS = {"self_note": (False, False, False), "memory_recall": (True, False, True),
+         "memory_stage": (False, False, True), "get_self_blocks": (True, False, True),
+         "update_self_block": (False, False, True), "outbox_take": (False, False, False),
+         "outbox_ack": (False, True, True)}
+
+
+def test_every_tool_keeps_its_output_schema_and_its_hints(anima_bin, tmp_path, home):
+    """Each tool called for real: its structured content validates against the outputSchema it
+    lists (the SDK client checks it too, and raises if not), and what it did to the files on
+    disk is what its hints say: a read-only call changes nothing, an idempotent one called again
+    changes nothing more, any other changes something."""
+    from jsonschema import Draft202012Validator
+
+    from conftest import act, snapshot
+
+    anima(anima_bin, "init", "--lang", "en")
+    anima(anima_bin, "session", "append", "--session", "s2", "--role", "user", SENTENCE)
+    act(home, "reply", {"to": "Alice", "text": "Barley tea, then.", "scene": "chat", "cites": {"gen": 0, "lines": [1]}})
+    anima(anima_bin, "dispatch")
+    seen = {}
+
+    async def body(s):
+        listed = {t.name: t for t in (await s.list_tools()).tools}
+
+        async def call(name, args):
+            before = snapshot(home)
+            result = await s.call_tool(name, args)
+            assert not result.is_error, (name, result.content)
+            schema = listed[name].output_schema
+            Draft202012Validator.check_schema(schema)
+            Draft202012Validator(schema).validate(result.structured_content)
+            after = snapshot(home)
+            read_only, _, idempotent = HINTS[name]
+            assert (after == before) == read_only, name
+            if idempotent:
+                again = await s.call_tool(name, args)
+                assert not again.is_error and snapshot(home) == after, name
+            seen.setdefault(name, []).append(result.structured_content)
+            return result.structured_content
+
+        await call("self_note", {"text": "I check the transcripts before I answer from memory."})
+        [hit] = (await call("memory_recall", {"terms": ["barley"], "limit": None, "who": None, "since": None}))["results"]
+        await call("memory_stage", {"session": hit["session"], "line": hit["line"], "quote": "Green tea after dinner",
+                                    "tags": None, "importance": None})
+        await call("get_self_blocks", {"key": None})
+        await call("get_self_blocks", {"key": "direction"})
+        await call("update_self_block", {"key": "direction", "body": "I want to learn to sail."})
+        await call("update_self_block", {"key": "personality_baseline", "body": "I am calm and direct."})
+        [message] = (await call("outbox_take", {"limit": None}))["messages"]
+        await call("outbox_ack", {"ids": [message["id"]]})
+        return listed
+
+    listed, _ = serve(anima_bin, tmp_path, body)
+    assert set(seen) == set(HINTS) == set(listed)
+    for name, tool in listed.items():
+        a = tool.annotations
+        assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == (*HINTS[name], False)
+    assert len(seen["get_self_blocks"][0]["blocks"]) == 6 and seen["update_self_block"][1]["status"] == "open"
+
+
+def test_the_blocks_have_a_resource_template(anima_bin, tmp_path):
+    """resources/templates/list answers (MCP Inspector stops at -32601), and the template expanded
+    with each key is a resource that reads as `anima self get KEY` prints it."""
+    anima(anima_bin, "init", "--lang", "en")
+    anima(anima_bin, "self", "set", "direction", input="I want to learn to sail.\n")
+
+    async def body(s):
+        [template] = (await s.list_resource_templates()).resource_templates
+        uris = [r.uri for r in (await s.list_resources()).resources if r.uri.startswith("anima://self/")]
+        keys = [u.removeprefix("anima://self/") for u in uris]
+        read = {k: (await s.read_resource(template.uri_template.replace("{key}", k))).contents[0].text for k in keys}
+        try:
+            await s.read_resource(template.uri_template.replace("{key}", "nobody"))
+        except Exception as e:  # the SDK raises the JSON-RPC error
+            missing = str(e)
+        ref = mcp_types.ResourceTemplateReference(uri=template.uri_template)
+        completed = (await s.complete(ref, {"name": "key", "value": "m"})).completion.values
+        return template, keys, read, missing, completed
+
+    (template, keys, read, missing, completed), _ = serve(anima_bin, tmp_path, body)
+    assert completed == ["metacognition"]
+    assert (template.uri_template, template.mime_type) == ("anima://self/{key}", "text/markdown")
+    assert len(keys) == 6 and all(k in template.description for k in keys)
+    assert read == {k: anima(anima_bin, "self", "get", k) for k in keys}
+    assert read["direction"] == "I want to learn to sail.\n"
+    assert "no such resource: anima://self/nobody" in missing
+
+
+def test_the_wire_names_are_the_protocols(anima_bin, tmp_path):
+    """What a client that is not the SDK reads (MCP Inspector): camelCase names, and the
+    templates list answered rather than -32601."""
+    anima(anima_bin, "init", "--lang", "en")
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/templates/list"},
+    ]
+    proc = subprocess.run([anima_bin, "mcp"], input="".join(json.dumps(r) + "\n" for r in requests), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    replies = {r["id"]: r for r in map(json.loads, proc.stdout.splitlines())}
+    recall = next(t for t in replies[2]["result"]["tools"] if t["name"] == "memory_recall")
+    assert recall["annotations"] == {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
+                                     "openWorldHint": False}
+    assert recall["outputSchema"]["required"] == ["results", "relaxed"]
+    assert replies[3]["result"]["resourceTemplates"] == [{
+        "name": "self_block", "title": "My self block", "uriTemplate": "anima://self/{key}",
+        "mimeType": "text/markdown", "description": "My self block KEY, its Markdown body: existence_anchor, "
+        "self_model, personality_baseline, direction, metacognition, autobiography_summary"}]
+
+
 def test_stdout_is_only_the_protocol_and_eof_ends_it(anima_bin, tmp_path):
     """A host reading the pipe line by line gets JSON-RPC and nothing else; closing stdin ends it, 0."""
     anima(anima_bin, "init", "--lang", "en")
@@ -185,3 +300,4 @@ def test_each_tool_call_is_its_own_commit(anima_bin, tmp_path, monkeypatch):
     assert not staged.is_error, staged
     log = subprocess.run(["git", "-C", home, "log", "--format=%B"], capture_output=True, text=True).stdout
     assert log.startswith("mcp memory_stage: facts/facts.jsonl\n") and "0132" not in log
+

@@ -34,6 +34,100 @@ def test_schemas_are_openai_function_tools(run):
     assert "approve" not in names and len(names) == 7
 
 
+def objects(schema):
+    """Every object schema in `schema`, itself included."""
+    if schema.get("type") == "object":
+        yield schema
+        for spec in schema["properties"].values():
+            yield from objects(spec)
+    if "items" in schema:
+        yield from objects(schema["items"])
+
+
+def test_strict_schemas_keep_openais_strict_mode_rules(run):
+    """As OpenAI documents strict mode: "strict": true, every object closed with every property
+    required, and an optional property made nullable (null added to its type and its enum)."""
+    from jsonschema import Draft202012Validator
+
+    plain = json.loads(run("tools", "--json").stdout)
+    strict = json.loads(run("tools", "--strict").stdout)
+    assert [s["function"]["name"] for s in strict] == [s["function"]["name"] for s in plain]
+    for p, s in zip(plain, strict, strict=True):
+        fn, was = s["function"], p["function"]
+        assert fn["strict"] is True and fn["description"] == was["description"] and "strict" not in was
+        params = fn["parameters"]
+        for obj in objects(params):
+            assert obj["additionalProperties"] is False and obj["required"] == list(obj["properties"])
+        nulls = {}
+        for key, spec in params["properties"].items():
+            old = was["parameters"]["properties"][key]
+            if key in was["parameters"]["required"]:
+                assert spec == old
+                continue
+            assert spec["type"] == [old["type"], "null"]
+            assert spec.get("enum") == (old["enum"] + [None] if "enum" in old else None)
+            nulls[key] = None
+        # what a strict-mode model sends for "none of the optional ones" fits the strict schema, not the plain one
+        given = {k: [] if k in ("terms", "ids", "tags") else 1 if k == "line" else "self_model" if k == "key"
+                 else "x" for k in was["parameters"]["required"]}
+        Draft202012Validator(params).validate({**given, **nulls})
+        if nulls:
+            assert not Draft202012Validator(was["parameters"]).is_valid({**given, **nulls})
+
+
+def test_openais_own_sdk_finds_nothing_to_make_strict(run):
+    """The openai package makes a schema strict for its pydantic helpers: ours it leaves as they
+    are, while in the plain ones it would require the optional properties."""
+    import copy
+
+    strictify = pytest.importorskip("openai.lib._pydantic")._ensure_strict_json_schema
+    from openai.types.shared_params import FunctionDefinition
+
+    def strict(schema):
+        return strictify(copy.deepcopy(schema), path=(), root=copy.deepcopy(schema))
+
+    for s in json.loads(run("tools", "--strict").stdout):
+        assert set(s["function"]) == set(FunctionDefinition.__annotations__)
+        assert strict(s["function"]["parameters"]) == s["function"]["parameters"]
+    plain = {s["function"]["name"]: s["function"]["parameters"] for s in json.loads(run("tools", "--json").stdout)}
+    assert strict(plain["memory_recall"]) != plain["memory_recall"]
+
+
+def test_the_anthropic_shape_is_the_same_table(run):
+    plain = json.loads(run("tools", "--json").stdout)
+    shaped = json.loads(run("tools", "--format", "anthropic").stdout)
+    assert shaped == [{"name": f["name"], "description": f["description"], "input_schema": f["parameters"]}
+                      for f in (s["function"] for s in plain)]
+    assert run("tools", "--format", "openai").stdout == run("tools", "--json").stdout
+    # strict tool use: "strict": true beside the same schemas, closed already; Anthropic's strict
+    # mode takes optional properties (its SDK's transform fails on a list of types)
+    assert json.loads(run("tools", "--strict", "--format", "anthropic").stdout) == [
+        {**t, "strict": True} for t in shaped]
+
+
+@pytest.mark.parametrize("name, nulls, absent", [
+    ("memory_recall", {"terms": ["miso"], "limit": None, "who": None, "since": None}, {"terms": ["miso"]}),
+    ("get_self_blocks", {"key": None}, {}),
+    ("outbox_take", {"limit": None}, {}),
+])
+def test_null_is_not_given(run, corpus, name, nulls, absent):
+    """A host in strict mode sends every optional argument, null when it has none: the same answer."""
+    assert call(run, name, nulls) == call(run, name, absent)
+    assert call(run, name, nulls)[0] == 0
+
+
+def test_a_fact_staged_with_null_options_has_the_defaults(run, corpus):
+    code, staged = call(run, "memory_stage", {"session": "s1", "line": 2, "quote": "My cat is called Miso.",
+                                              "tags": None, "importance": None})
+    assert code == 0, staged
+    fact = json.loads(run("facts", "--json").stdout)
+    assert (fact["id"], fact["tags"], fact["importance"]) == (staged["id"], [], 1)
+
+
+def test_null_for_a_required_argument_is_a_missing_one(run, corpus):
+    assert call(run, "self_note", {"text": None}) == (2, {"error": "self_note: missing argument 'text'", "exit": 2})
+
+
 def test_recall_then_stage_through_tools(run, corpus):
     code, found = call(run, "memory_recall", {"terms": ["miso"]})
     assert code == 0 and found["relaxed"] is False

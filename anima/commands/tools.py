@@ -9,20 +9,27 @@ from anima.infra import jsontext
 
 @click.command("tools")
 @json_option("Print the OpenAI function-calling schemas as one JSON array.")
-def tools(as_json):
+@click.option("--strict", is_flag=True,
+              help="Print them for strict mode: \"strict\": true on each and, for OpenAI's, every property required, "
+                   "an optional one nullable, null meaning not given (implies --json).")
+@click.option("--format", "shape", type=click.Choice(["openai", "anthropic"]), default=None,
+              help="The JSON shape: openai's function tools, or anthropic's {name, description, input_schema} "
+                   "of the Messages API (implies --json).  [default: openai]")
+def tools(as_json, strict, shape):
     """List the tools an agent may call: NAME<TAB>description, or --json the schemas.
 
     self_note, memory_recall, memory_stage, get_self_blocks, update_self_block (which only
     proposes a change to personality_baseline), outbox_take, outbox_ack. Approving,
     retiring, promoting and accepting a proposal are a person's commands, never tools.
     """
-    from anima.host.tools import SCHEMAS
+    from anima.host import tools as table
 
-    if as_json:
-        out(json.dumps(SCHEMAS, ensure_ascii=False, indent=1) + "\n")
+    if as_json or strict or shape:
+        schemas = table.anthropic(strict) if shape == "anthropic" else table.openai(strict)
+        out(json.dumps(schemas, ensure_ascii=False, indent=1) + "\n")
         return
-    for s in SCHEMAS:
-        out(f"{s['function']['name']}\t{s['function']['description']}\n")
+    for t in table.TOOLS:
+        out(f"{t.name}\t{t.description}\n")
 
 
 @click.command("call")

@@ -19,6 +19,7 @@ from anima.self import blocks
 PROMPT_URI = "anima://prompt"
 PROMPT_NAME = "anima"
 BLOCK_URI = "anima://self/"
+BLOCK_TEMPLATE = BLOCK_URI + "{key}"  # RFC 6570: the block URIs anima://self/KEY
 PROMPT_DESCRIPTION = ("What `anima prompt` prints: the self blocks, self-notes, what is known about the person "
                       "and the project context. Put it into the system prompt.")
 INSTRUCTIONS = ("anima keeps your persistent first-person self. Read the resource anima://prompt (or the "
@@ -157,8 +158,12 @@ def handlers(home, cwd, warn) -> dict:
 
     async def list_tools(ctx, params):
         return types.ListToolsResult(tools=[
-            types.Tool(name=f["name"], description=f["description"], input_schema=f["parameters"])
-            for f in (s["function"] for s in tools.SCHEMAS)])
+            types.Tool(name=t.name, description=t.description, input_schema=tools.parameters(t),
+                       output_schema=tools.output_schema(t),
+                       annotations=types.ToolAnnotations(
+                           read_only_hint=t.hints["read_only"], destructive_hint=t.hints["destructive"],
+                           idempotent_hint=t.hints["idempotent"], open_world_hint=t.hints["open_world"]))
+            for t in tools.TOOLS])
 
     async def call_tool(ctx, params):
         fs.CHANGED.clear()  # what this call writes is what git.autocommit commits for it
@@ -183,6 +188,18 @@ def handlers(home, cwd, warn) -> dict:
             found.append(types.Resource(name=b.key, title=b.title, uri=BLOCK_URI + b.key, mime_type="text/markdown",
                                         description=f"My self block {b.key}" + (" (locked)" if b.locked else "")))
         return types.ListResourcesResult(resources=found)
+
+    async def list_resource_templates(ctx, params):
+        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+            name="self_block", title="My self block", uri_template=BLOCK_TEMPLATE, mime_type="text/markdown",
+            description="My self block KEY, its Markdown body: " + ", ".join(blocks.KEYS))])
+
+    async def complete(ctx, params):
+        """The keys of the blocks there are, for the template's {key} (as a host's picker asks)."""
+        values = []
+        if getattr(params.ref, "uri", None) == BLOCK_TEMPLATE and params.argument.name == "key":
+            values = [b.key for b in _read_blocks(home, types, MCPError) if b.key.startswith(params.argument.value)]
+        return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
 
     async def read_resource(ctx, params):
         uri = str(params.uri)
@@ -209,7 +226,8 @@ def handlers(home, cwd, warn) -> dict:
                                      messages=[types.PromptMessage(role="user", content=text(prompt_text()))])
 
     return {"on_list_tools": list_tools, "on_call_tool": call_tool, "on_list_resources": list_resources,
-            "on_read_resource": read_resource, "on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
+            "on_list_resource_templates": list_resource_templates, "on_read_resource": read_resource,
+            "on_list_prompts": list_prompts, "on_get_prompt": get_prompt, "on_completion": complete}
 
 
 def _read_blocks(home, types, error, key: str | None = None) -> list:

@@ -1,4 +1,8 @@
-"""The agent-facing commands as OpenAI function-calling tools, and running one from JSON.
+"""The agent-facing commands as tools, and running one from JSON.
+
+One table, TOOLS, says each tool's arguments, its result and its MCP hints; every shape a host
+takes is made from it: OpenAI function calling (plain or strict), Anthropic's input_schema, MCP's
+input and output schemas and annotations.
 
 Only what the agent may do itself is a tool: write a self-note, search the transcripts,
 stage a fact, read its blocks, rewrite an unlocked block, propose a change to the personality
@@ -10,57 +14,146 @@ locked block are a person's, and are not tools.
 from anima.infra.errors import AnimaError, UsageError
 
 
-def _fn(name: str, description: str, properties: dict, required: list[str]) -> dict:
-    return {"type": "function", "function": {
-        "name": name, "description": description,
-        "parameters": {"type": "object", "properties": properties, "required": required,
-                       "additionalProperties": False}}}
+class Tool:
+    """One tool: its arguments (JSON Schema properties, those required), what its result holds
+    (the properties of the object it returns, those always there) and its MCP hints."""
+
+    def __init__(self, name: str, description: str, properties: dict, required: list[str],
+                 result: dict, always: list[str], **hints: bool):
+        self.name, self.description, self.properties, self.required = name, description, properties, required
+        self.result, self.always, self.hints = result, always, hints
 
 
-SCHEMAS = [
-    _fn("self_note",
-        "Write a note about yourself for later sessions: 1 to 3 first-person sentences about how you "
-        "work, never about the user (private data is refused). Returns the note's id.",
-        {"text": {"type": "string", "description": "The note, in the first person."}}, ["text"]),
-    _fn("memory_recall",
-        "Search your past conversations for what was really said. Every term must match; if nothing "
-        "does, any term may (relaxed). Returns results with session, line, date, who and text.",
-        {"terms": {"type": "array", "items": {"type": "string"}, "description": "Search terms."},
-         "limit": {"type": "integer", "description": "At most this many results (default 10)."},
-         "who": {"type": "string", "enum": ["user", "me", "delegated"], "description": "Only these turns."},
-         "since": {"type": "string", "description": "Only turns on or after this date (YYYY-MM-DD)."}},
-        ["terms"]),
-    _fn("memory_stage",
-        "Propose a fact about the user from a real turn that memory_recall found: the session and line "
-        "must exist and the quote must occur in that turn. A person approves it before it is used.",
-        {"session": {"type": "string"}, "line": {"type": "integer"},
-         "quote": {"type": "string", "description": "The user's words, as they occur in the turn."},
-         "tags": {"type": "array", "items": {"type": "string"}},
-         "importance": {"type": "integer", "description": "0 to 3 (default 1)."}},
-        ["session", "line", "quote"]),
-    _fn("get_self_blocks",
-        "Read your self blocks (who you are): all six, or the one named by key.",
-        {"key": {"type": "string", "enum": ["existence_anchor", "self_model", "personality_baseline", "direction",
-                                           "metacognition", "autobiography_summary"]}}, []),
-    _fn("update_self_block",
-        "Rewrite one of your self blocks, in the first person, about yourself: the existence anchor is "
-        "locked, and a body holding the user's private data is refused. The previous version is kept. "
-        "personality_baseline is not rewritten but proposed: it changes when a person accepts the proposal "
-        "the result names.",
-        {"key": {"type": "string", "enum": ["self_model", "personality_baseline", "direction", "metacognition",
-                                           "autobiography_summary"]},
-         "body": {"type": "string", "description": "The new Markdown body."}}, ["key", "body"]),
-    _fn("outbox_take",
-        "Take the replies you decided to send and that wait in your outbox, oldest first: each with id, "
-        "to, text, scene, in_reply_to, trace_id, at. Send each where it belongs, then acknowledge it with "
-        "outbox_ack; one not acknowledged within 300 seconds is given again.",
-        {"limit": {"type": "integer", "description": "At most this many messages (default 10)."}}, []),
-    _fn("outbox_ack",
-        "Acknowledge replies taken with outbox_take once they are sent: they are never given again.",
-        {"ids": {"type": "array", "items": {"type": "string"}, "description": "The ids of the messages sent."}},
-        ["ids"]),
+# The MCP hints (readOnlyHint, destructiveHint, idempotentHint, openWorldHint), decided from what
+# each tool writes; none reaches beyond her home, so openWorld is false for all. Destructive means
+# undoable by nothing she or a person has: a rewritten block keeps its previous version, an
+# archived note and a staged fact stay on disk, a claimed message comes back unacknowledged; but
+# an acknowledged message is never delivered again, sent or not.
+READ = {"read_only": True, "destructive": False, "idempotent": True, "open_world": False}
+ADD = {"read_only": False, "destructive": False, "open_world": False}
+
+_STR, _INT, _BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+_IDS = {"type": "array", "items": _STR}
+# anyOf rather than a list of types: MCP Inspector warns that clients mapping schemas onto one
+# `type` (Gemini's OpenAPI subset) drop the constraint
+_OR_NULL = {"anyOf": [_STR, {"type": "null"}]}
+_HIT = {"type": "object", "required": ["session", "line", "date", "who", "text", "score", "terms", "relaxed", "path"],
+        "properties": {"session": _STR, "line": _INT, "date": _STR, "who": _STR, "text": _STR,
+                       "score": {"type": "number"}, "terms": _IDS, "relaxed": _BOOL, "path": _STR}}
+_BLOCK = {"type": "object", "required": ["key", "title", "locked", "body"],
+          "properties": {"key": _STR, "title": _STR, "locked": _BOOL, "body": _STR}}
+_MESSAGE = {"type": "object", "required": ["id", "to", "text", "scene", "in_reply_to", "trace_id", "at", "action"],
+            "properties": {"id": _STR, "to": _OR_NULL, "text": _OR_NULL, "scene": _OR_NULL, "in_reply_to": _OR_NULL,
+                           "trace_id": _STR, "at": _STR, "action": _OR_NULL}}
+
+TOOLS = [
+    Tool("self_note",
+         "Write a note about yourself for later sessions: 1 to 3 first-person sentences about how you "
+         "work, never about the user (private data is refused). Returns the note's id.",
+         {"text": {"type": "string", "description": "The note, in the first person."}}, ["text"],
+         {"id": _STR, "archived": _IDS}, ["id", "archived"],
+         **ADD, idempotent=False),  # a near-duplicate is refused, but refreshes the heat of the note it repeats
+    Tool("memory_recall",
+         "Search your past conversations for what was really said. Every term must match; if nothing "
+         "does, any term may (relaxed). Returns results with session, line, date, who and text.",
+         {"terms": {"type": "array", "items": {"type": "string"}, "description": "Search terms."},
+          "limit": {"type": "integer", "description": "At most this many results (default 10)."},
+          "who": {"type": "string", "enum": ["user", "me", "delegated"], "description": "Only these turns."},
+          "since": {"type": "string", "description": "Only turns on or after this date (YYYY-MM-DD)."}},
+         ["terms"],
+         {"results": {"type": "array", "items": _HIT}, "relaxed": _BOOL}, ["results", "relaxed"], **READ),
+    Tool("memory_stage",
+         "Propose a fact about the user from a real turn that memory_recall found: the session and line "
+         "must exist and the quote must occur in that turn. A person approves it before it is used.",
+         {"session": {"type": "string"}, "line": {"type": "integer"},
+          "quote": {"type": "string", "description": "The user's words, as they occur in the turn."},
+          "tags": {"type": "array", "items": {"type": "string"}},
+          "importance": {"type": "integer", "description": "0 to 3 (default 1)."}},
+         ["session", "line", "quote"],
+         {"id": _STR, "new": _BOOL, "status": {"type": "string", "enum": ["candidate", "approved", "retired"]}},
+         ["id", "new", "status"],
+         **ADD, idempotent=True),  # the same fact again is the same id, "new": false
+    Tool("get_self_blocks",
+         "Read your self blocks (who you are): all six, or the one named by key.",
+         {"key": {"type": "string", "enum": ["existence_anchor", "self_model", "personality_baseline", "direction",
+                                            "metacognition", "autobiography_summary"]}}, [],
+         {"blocks": {"type": "array", "items": _BLOCK}}, ["blocks"], **READ),
+    Tool("update_self_block",
+         "Rewrite one of your self blocks, in the first person, about yourself: the existence anchor is "
+         "locked, and a body holding the user's private data is refused. The previous version is kept. "
+         "personality_baseline is not rewritten but proposed: it changes when a person accepts the proposal "
+         "the result names.",
+         {"key": {"type": "string", "enum": ["self_model", "personality_baseline", "direction", "metacognition",
+                                            "autobiography_summary"]},
+          "body": {"type": "string", "description": "The new Markdown body."}}, ["key", "body"],
+         {"key": _STR, "changed": _BOOL, "previous_revision": {"anyOf": [_INT, {"type": "null"}]},
+          "proposal": _STR, "new": _BOOL, "status": {"type": "string", "enum": ["open", "accepted", "rejected"]},
+          "accept": _OR_NULL, "note": _STR}, ["key", "changed"],
+         **ADD, idempotent=True),  # the same body again changes nothing: "changed": false
+    Tool("outbox_take",
+         "Take the replies you decided to send and that wait in your outbox, oldest first: each with id, "
+         "to, text, scene, in_reply_to, trace_id, at. Send each where it belongs, then acknowledge it with "
+         "outbox_ack; one not acknowledged within 300 seconds is given again.",
+         {"limit": {"type": "integer", "description": "At most this many messages (default 10)."}}, [],
+         {"messages": {"type": "array", "items": _MESSAGE}}, ["messages"],
+         **ADD, idempotent=False),  # each call claims other messages
+    Tool("outbox_ack",
+         "Acknowledge replies taken with outbox_take once they are sent: they are never given again.",
+         {"ids": {"type": "array", "items": {"type": "string"}, "description": "The ids of the messages sent."}},
+         ["ids"],
+         {"acknowledged": _IDS}, ["acknowledged"],
+         read_only=False, destructive=True, idempotent=True, open_world=False),  # again: nothing more changes
 ]
-NAMES = [s["function"]["name"] for s in SCHEMAS]
+NAMES = [t.name for t in TOOLS]
+
+
+def _closed(schema: dict) -> dict:
+    """`schema` with "additionalProperties": false on every object in it, as strict mode requires."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: ({p: _closed(v) for p, v in schema["properties"].items()} if k == "properties" else
+               _closed(v) if k == "items" else v) for k, v in schema.items()}
+    if schema.get("type") == "object":
+        out["additionalProperties"] = False
+    return out
+
+
+def parameters(t: Tool, strict: bool = False) -> dict:
+    """The JSON Schema of the tool's arguments. Strict, for OpenAI's strict mode: every property
+    required, an optional one nullable, null meaning not given (check_args drops it)."""
+    props = t.properties
+    if strict:
+        props = {k: v if k in t.required else _nullable(v) for k, v in props.items()}
+    return _closed({"type": "object", "properties": props, "required": list(props) if strict else t.required})
+
+
+def _nullable(spec: dict) -> dict:
+    out = dict(spec, type=[spec["type"], "null"])
+    if "enum" in spec:
+        out["enum"] = [*spec["enum"], None]
+    return out
+
+
+def output_schema(t: Tool) -> dict:
+    """The JSON Schema the tool's result (its MCP structured content) conforms to."""
+    return _closed({"type": "object", "properties": t.result, "required": t.always})
+
+
+def openai(strict: bool = False) -> list[dict]:
+    """The tools as the OpenAI chat API takes them in "tools"; strict adds "strict": true."""
+    flag = {"strict": True} if strict else {}
+    return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                              "parameters": parameters(t, strict), **flag}} for t in TOOLS]
+
+
+def anthropic(strict: bool = False) -> list[dict]:
+    """The tools as the Anthropic Messages API takes them in "tools"; strict (its strict tool use)
+    adds "strict": true beside the plain schema: its strict mode takes optional properties, and
+    the anthropic SDK's own strict transform fails on a list of types, ["integer", "null"]."""
+    flag = {"strict": True} if strict else {}
+    return [{"name": t.name, "description": t.description, "input_schema": parameters(t), **flag} for t in TOOLS]
+
+
 _TYPES = {"string": str, "integer": int, "array": list, "boolean": bool}
 
 
@@ -68,9 +161,11 @@ def check_args(name: str, args) -> dict:
     """The arguments if they fit the tool's schema, else UsageError saying what is wrong."""
     if name not in NAMES:
         raise UsageError(f"unknown tool {name!r}; tools: {', '.join(NAMES)}")
-    params = SCHEMAS[NAMES.index(name)]["function"]["parameters"]
+    params = parameters(TOOLS[NAMES.index(name)])
     if not isinstance(args, dict):
         raise UsageError(f"{name}: the arguments must be a JSON object")
+    # null is "not given": a host in strict mode sends every optional argument, null when unused
+    args = {k: v for k, v in args.items() if v is not None}
     for key in params["required"]:
         if key not in args:
             raise UsageError(f"{name}: missing argument {key!r}")
