@@ -58,14 +58,15 @@ def count_tokens(spaced: str) -> int:
     return len(_TOKEN.findall(spaced))
 
 
-def _cjk(o: int) -> bool:
+def is_cjk(o: int) -> bool:
+    """Whether code point `o` is in CJK_RANGES: a token of its own, whatever stands beside it."""
     return any(lo <= o <= hi for lo, hi in CJK_RANGES)
 
 
 def spaced(term: str) -> str:
     """A term spaced like `body`, without building its translation table: a query is a few
     characters, and the table costs ~10 ms to build."""
-    return "".join(f" {ch} " if _cjk(ord(ch)) else " " if 0xE000 <= ord(ch) < 0xF900 else ch for ch in term)
+    return "".join(f" {ch} " if is_cjk(ord(ch)) else " " if 0xE000 <= ord(ch) < 0xF900 else ch for ch in term)
 
 
 def phrase(term: str) -> str:
@@ -209,8 +210,12 @@ class Memory:
         self.pending: list[tuple[int, str]] = []
 
     def add(self, text: str) -> int:
+        return self.add_body(body(text))
+
+    def add_body(self, spaced: str) -> int:
+        """Add a text already made a body (`body`)."""
         self.rows += 1
-        self.pending.append((self.rows, body(text)))
+        self.pending.append((self.rows, spaced))
         if len(self.pending) >= 1000:
             self.flush()
         return self.rows

@@ -32,10 +32,10 @@ TIERS = {"user": 0, "me": 1, "delegated": 2}
 
 
 def is_cjk(ch: str) -> bool:
-    """Kana, CJK ideographs, Hangul: each such character is a token of its own."""
-    o = ord(ch)
-    return 0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF \
-        or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF
+    """Kana, CJK ideographs, Hangul (fts.CJK_RANGES): each such character is a token of its own."""
+    from anima.recall import fts
+
+    return fts.is_cjk(ord(ch))
 
 
 def tokens(text: str) -> list[str]:
@@ -82,9 +82,12 @@ def needles(term: str, stems: dict[str, str]) -> list[bytes] | None:
 
 
 def sieve(term: str, stems: dict[str, str]):
-    """A pattern every turn holding `term` matches (it may match more): its words as words
-    starting with their needle, CJK characters as they are, only non-word characters
-    between. It keeps the scan from handing FTS5 every turn with "eat" inside "great"."""
+    """A pattern every turn holding `term` matches in its FTS5 body (fts.body; it may match
+    more): its words as words starting with their needle, CJK characters as they are, only
+    non-word characters between. It keeps the scan from handing FTS5 every turn with "eat"
+    inside "great". It is searched in the body, not the text, so that where a word starts
+    and ends is where FTS5 sees it: in "标记77号" the body spaces the CJK characters, and "77"
+    is a word of its own there, as it is to the index."""
     import re
 
     parts = []
@@ -217,8 +220,9 @@ def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=Non
             st.turns += session.turns_total
             st.tokens += session.tokens_total
         for turn in session.turns:
-            if sieves is None or any(s.search(turn.text) for s in sieves):
-                memory.add(turn.text)
+            text = fts.body(turn.text)
+            if sieves is None or any(s.search(text) for s in sieves):
+                memory.add_body(text)
                 where.append((turn.session, turn.path, turn.line, turn.ts, turn.who))
     rows = {m: memory.phrase_rows(m) for q in queries for m in q.matches}
     _collect(queries, rows, lambda r: where[r - 1], filters, found, stats, memory)
