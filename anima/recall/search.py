@@ -207,7 +207,7 @@ def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=Non
     to `found` and `stats` when given (what an index answered).
 
     `sessions` yields prescan.Scanned: each session's totals, and its turns that may match;
-    `sieves` (patterns) narrow those down before FTS5 is asked.
+    `sieves` (a _Filters) narrow those down before FTS5 is asked.
     """
     from anima.recall import fts
 
@@ -220,9 +220,9 @@ def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=Non
             st.turns += session.turns_total
             st.tokens += session.tokens_total
         for turn in session.turns:
-            text = fts.body(turn.text)
-            if sieves is None or any(s.search(text) for s in sieves):
-                memory.add_body(text)
+            spaced = fts.body(turn.text) if sieves is None else sieves.body(turn.text)
+            if spaced is not None:
+                memory.add_body(spaced)
                 where.append((turn.session, turn.path, turn.line, turn.ts, turn.who))
     rows = {m: memory.phrase_rows(m) for q in queries for m in q.matches}
     _collect(queries, rows, lambda r: where[r - 1], filters, found, stats, memory)
@@ -484,6 +484,25 @@ class _Filters:
         stems = fts.stems(words) if words else {}
         self.phrases = [needles(t, stems) for t in terms]
         self.sieves = [sieve(t, stems) for t in terms]
+        # the sieves whose match the body can change: a word of the term may touch a CJK
+        # character in a turn ("77" in "标记77号"), and only the body makes it a word there
+        self.worded = [s for t, s in zip(terms, self.sieves, strict=True)
+                       if any(not is_cjk(tok[0]) for tok in tokens(t))]
+
+    def body(self, text: str) -> str | None:
+        """The FTS5 body (fts.body) of a turn that may hold a term, None for one that cannot.
+        A sieve is searched in the body, where words begin and end as FTS5 sees them; the
+        text as written is tried first, as it costs no body for a turn that fails, and is
+        looser (a word runs on into CJK there): what it lets through, FTS5 still decides."""
+        from anima.recall import fts
+
+        if any(s.search(text) for s in self.sieves):
+            return fts.body(text)
+        if self.worded and not text.isascii():
+            spaced = fts.body(text)
+            if any(s.search(spaced) for s in self.worded):
+                return spaced
+        return None
 
 
 def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers, read=None):
@@ -509,11 +528,11 @@ def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers, read=Non
             f = _Filters(queries)
             uncovered = (s for s in prescan.scan(home, cfg, f.phrases, warn, paths=plan.uncovered, read=read)
                          if s.id not in indexed_ids)
-            scan(uncovered, queries, filters, found, stats, f.sieves)
+            scan(uncovered, queries, filters, found, stats, f)
         from_index(idx, queries, filters, found, stats, limit, tiers)
         return found, stats
     f = _Filters(queries)
-    return scan(prescan.scan(home, cfg, f.phrases, warn, read=read), queries, filters, sieves=f.sieves)
+    return scan(prescan.scan(home, cfg, f.phrases, warn, read=read), queries, filters, sieves=f)
 
 
 def snippet(text: str, terms: list[str], width: int) -> str:
