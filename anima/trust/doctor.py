@@ -255,12 +255,10 @@ def last_consolidate(home) -> float | None:
 def _lived(home) -> bool:
     """Whether the stream's bookkeeping records anything lived: more than init's first entry
     (her waking up, which consolidate does not take for lived)."""
-    book = home.path("pipeline", "stream.jsonl")
-    size = os.path.getsize(book) if os.path.exists(book) else 0
-    if not size or size > 4096:
-        return bool(size)
-    lines = [line for line in (fs.read_bytes(book) or b"").split(b"\n") if line.strip()]
-    return not (len(lines) == 1 and b'"by": "init"' in lines[0])
+    from anima.stream import bookkeeping
+
+    records, _ = bookkeeping.Reader(home.path("pipeline", "stream.jsonl")).read()
+    return any(r.get("by") != "init" for r in records)
 
 
 def night_wired(cfg) -> str | None:
