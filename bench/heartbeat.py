@@ -1,20 +1,20 @@
 """The every-minute heartbeat: `anima tick` with nothing due, against `python -c pass`.
 
-Target (issue 15): the check "is anything due?" (anima.stream.heartbeat.due, what a
+Target (issue 15): the check "is anything due?" (anima.stream.heartbeat.due, what the
 click-free entry point runs before anything else) in a fresh interpreter at most 2x `python
--c pass`. Also shown, without a target: `anima tick` with nothing due through the console
-script and click as it is wired today (bench/run.py holds it to 1.5x `python -c "import
-click"`), and a tick with one event waiting (the whole loop: the event lived, the heartbeat
-written), for scale.
+-c pass`. Also shown, without a target: `anima tick` with nothing due (the fast path of
+anima.__main__; bench/startup.py holds it to 2x from a plain install), and a tick with one
+event waiting (the whole loop: the event lived, the heartbeat written), for scale.
 """
 
 import calendar
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+import timing
 
 RUNS = int(os.environ.get("BENCH_RUNS", "20"))
 ANIMA = os.path.join(os.path.dirname(sys.executable), "anima")
@@ -43,36 +43,15 @@ def main() -> int:
             "anima tick, nothing due": ([ANIMA, "tick"], env),
             "anima tick, one event": ([ANIMA, "tick"], busy),
         }
-        times: dict[str, list[float]] = {name: [] for name in cases}
-        for i in range(RUNS):
-            subprocess.run([ANIMA, "say", f"hello {i}", "--speaker", "bench"], env=busy, check=True,
-                           capture_output=True)
-            for name, (argv, e) in cases.items():  # interleaved, so drift hits every case alike
-                start = time.perf_counter()
-                subprocess.run(argv, env=e, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                times[name].append(time.perf_counter() - start)
+        times = timing.interleaved(cases, RUNS, lambda i: subprocess.run(
+            [ANIMA, "say", f"hello {i}", "--speaker", "bench"], env=busy, check=True, capture_output=True))
         with open(os.path.join(busy_root, "self", "stream", "now.md"), encoding="utf-8") as f:
             lived = f.read().count("bench said")
         assert lived == RUNS, f"the busy ticks lived {lived} of {RUNS} events"
 
-    ref = statistics.median(times["python -c pass"])
     print(f"median of {RUNS} runs each, interleaved")
-    failed = False
-    for name, samples in times.items():
-        median = statistics.median(samples)
-        line = f"{name:26} {median * 1000:7.1f} ms"
-        if name == "python -c pass":
-            line += "   reference"
-        else:
-            ratio = median / ref
-            line += f"   {ratio:4.2f}x reference"
-            if name == "due(), nothing due":
-                ok = ratio <= TARGET
-                failed |= not ok
-                line += f" (target <= {TARGET}x) {'ok' if ok else 'OVER'}"
-            else:
-                line += " (no target here)"
-        print(line)
+    lines, failed = timing.table(times, "python -c pass", {"due(), nothing due": TARGET}, 26)
+    print("\n".join(lines))
     return 1 if failed else 0
 
 
