@@ -52,11 +52,16 @@ def loaded(modules, forbidden):
     return sorted(m for m in forbidden if m in modules)
 
 
+def fresh_python(code: str) -> subprocess.CompletedProcess:
+    """`python -c CODE` in a fresh interpreter with a clean environment."""
+    return subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, env=fresh_env(),
+                          timeout=30)
+
+
 def test_import_cli_stays_light():
     code = "import json, sys; before = set(sys.modules); import anima.cli; " \
            "print(json.dumps(sorted(set(sys.modules) - before)))"
-    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, env=fresh_env(),
-                          timeout=30)
+    proc = fresh_python(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     modules = json.loads(proc.stdout)
@@ -67,8 +72,7 @@ def test_import_cli_stays_light():
 def test_import_cli_loads_no_command_module():
     """The lazy group imports a subcommand's module only when that subcommand runs."""
     code = "import sys, anima.cli; print('\\n'.join(sorted(m for m in sys.modules if m.startswith('anima.'))))"
-    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, env=fresh_env(),
-                          timeout=30)
+    proc = fresh_python(code)
     assert proc.returncode == 0, proc.stderr
     commands = [m for m in proc.stdout.split() if m.startswith("anima.commands.")]
     assert commands == []
@@ -154,8 +158,7 @@ def test_a_warm_prompt_imports_no_click(tmp_path, home):
 def test_the_entry_point_imports_no_click():
     """The console script imports anima.__main__ first: click comes only with anima.cli."""
     code = "import json, sys; import anima.__main__; print(json.dumps(sorted(sys.modules)))"
-    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, env=fresh_env(),
-                          timeout=30)
+    proc = fresh_python(code)
     assert proc.returncode == 0, proc.stderr
     modules = json.loads(proc.stdout)
     assert "anima.__main__" in modules
