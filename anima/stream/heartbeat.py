@@ -206,9 +206,9 @@ def _problem(e: Exception) -> tuple[str, int] | None:
 def _rhythm(home, cfg, now, beat) -> None:
     from anima.infra import fs
     from anima.pipeline import rhythm
+    from anima.stream.externalize import last_decision
 
     rule = cfg["consolidate.rule"]
-    from anima.stream.externalize import last_decision
 
     fired = rhythm.fire(home, rhythm.rules(cfg.values), cfg["rhythm.catch_up"], cfg["core.lang"], now,
                         consolidate_rule=rule, nudge=(cfg["reflect.nudge_hours"], lambda: last_decision(home)))
