@@ -14,31 +14,35 @@ from anima.infra.errors import UsageError
 @click.option("--no-tiers", is_flag=True, help="Rank by score alone, not the user's words first.")
 @click.option("--json", "as_json", is_flag=True,
               help="NDJSON: session, line, date, who, text, score, terms, relaxed, path.")
-@click.option("--batch", is_flag=True, help="One query per stdin line; NDJSON out, each result with `query`.")
+@click.option("--ask", "question", metavar="QUESTION",
+              help="A question in plain language instead of TERMS: function words dropped, dates used.")
+@click.option("--batch", is_flag=True,
+              help="One question in plain language per stdin line (as --ask); NDJSON out, each result with `query`.")
 @click.option("--facts", "in_facts", is_flag=True,
               help="Search the approved facts instead: ID, approved, tags, text (never retired ones).")
 @click.pass_obj
-def cli(home, terms, limit, since, who, no_tiers, as_json, batch, in_facts):
+def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, in_facts):
     """Search the transcripts for TERMS; print where each was said.
 
-    Every term must match; only if no turn has them all, any term may, and the results say
-    relaxed. One result per line, tab-separated: SESSION, LINE (1-based, in the
-    decompressed file), DATE, WHO (user, me, delegated), SNIPPET. The user's own words rank
-    first, then mine, then delegated, then by BM25 score. Exit 1 when nothing matched.
+    Turns that hold every term come first, then turns with some of them (relaxed); a turn is
+    scored with its neighbours in the session, so an answer ranks beside the question it
+    answers. One result per line, tab-separated: SESSION, LINE (1-based, in the decompressed
+    file), DATE, WHO (user, me, delegated), SNIPPET. The user's own words rank first, then
+    mine, then delegated, then by score. Exit 1 when nothing matched.
     """
     from anima.infra import config
+    from anima.recall import ask
     from anima.recall import search as recall
 
     cfg = config.load(home.config)
     if batch and in_facts:
         raise UsageError("--facts searches for TERMS; it does not take --batch")
+    if sum(map(bool, (terms, question is not None, batch))) > 1:
+        raise UsageError("give TERMS, --ask QUESTION or --batch, one of them")
     if batch:
-        if terms:
-            raise UsageError("--batch reads the queries from stdin; give no TERMS")
-        lines = sys.stdin.read().splitlines()
-        queries = [recall.Query(line.split()) for line in lines]
+        queries = [ask.query(line) for line in sys.stdin.read().splitlines()]
     else:
-        queries = [recall.Query(list(terms))]
+        queries = [ask.query(question) if question is not None else recall.Query(list(terms))]
         if not queries[0].raw:
             raise UsageError("give at least one search term (letters, digits or CJK characters)")
     filters = recall.Filters(recall.parse_since(since), who)

@@ -54,13 +54,16 @@ TOOLS = [
          {"id": _STR, "archived": _IDS}, ["id", "archived"],
          **ADD, idempotent=False),  # a near-duplicate is refused, but refreshes the heat of the note it repeats
     Tool("memory_recall",
-         "Search your past conversations for what was really said. Every term must match; if nothing "
-         "does, any term may (relaxed). Returns results with session, line, date, who and text.",
-         {"terms": {"type": "array", "items": {"type": "string"}, "description": "Search terms."},
+         "Search your past conversations for what was really said: ask a question in plain language "
+         "(query) or give exact terms. Turns holding every term come first, then the rest (relaxed). "
+         "Returns results with session, line, date, who and text.",
+         {"query": {"type": "string", "description": "A question, as you would ask it: 'When did Maria get Coco?'"},
+          "terms": {"type": "array", "items": {"type": "string"},
+                    "description": "Exact search terms instead of a query (each word or phrase must match)."},
           "limit": {"type": "integer", "description": "At most this many results (default 10)."},
           "who": {"type": "string", "enum": ["user", "me", "delegated"], "description": "Only these turns."},
           "since": {"type": "string", "description": "Only turns on or after this date (YYYY-MM-DD)."}},
-         ["terms"],
+         [],
          {"results": {"type": "array", "items": _HIT}, "relaxed": _BOOL}, ["results", "relaxed"], **READ),
     Tool("memory_stage",
          "Propose a fact about the user from a real turn that memory_recall found: the session and line "
@@ -195,9 +198,12 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
         nid, archived = Store(home).add(args["text"], cfg, now)
         return {"id": nid, "archived": [n.id for n in archived]}
     if name == "memory_recall":
+        from anima.recall import ask
         from anima.recall import search as recall
 
-        q = recall.Query(args["terms"])
+        if ("query" in args) == ("terms" in args):
+            raise UsageError("memory_recall: give 'query' (a question) or 'terms', one of them")
+        q = ask.query(args["query"]) if "query" in args else recall.Query(args["terms"])
         if not q.raw:
             raise UsageError("memory_recall: give at least one search term")
         filters = recall.Filters(recall.parse_since(args.get("since"), "memory_recall: since"), args.get("who"))

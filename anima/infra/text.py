@@ -20,7 +20,7 @@ def text_lines(text: str) -> str:
     return _CONTROL.sub("", _BREAKS.sub("\n", text))
 
 
-def _data(name: str) -> str:
+def data(name: str) -> str:
     """A table of anima/data (importlib.resources is imported here, not with the module: it
     costs every command a few milliseconds, and most never read a table)."""
     from importlib import resources
@@ -30,7 +30,7 @@ def _data(name: str) -> str:
 
 @functools.cache
 def _ignorable() -> tuple[tuple[int, int], ...]:
-    ranges = json.loads(_data("ignorable.json"))
+    ranges = json.loads(data("ignorable.json"))
     return tuple((lo, hi) for lo, hi in ranges)
 
 
@@ -84,12 +84,12 @@ BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 @functools.cache
 def _lookalikes() -> dict[str, str]:
-    return json.loads(_data("lookalikes.json"))
+    return json.loads(data("lookalikes.json"))
 
 
 @functools.cache
 def _simplified() -> dict[str, str]:
-    return json.loads(_data("simplified.json"))
+    return json.loads(data("simplified.json"))
 
 
 def _prototypes(text: str) -> str:

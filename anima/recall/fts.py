@@ -117,6 +117,23 @@ def phrase_rows(con, match: str, columns: str = "", join: str = "", table: str =
     return out
 
 
+def rows_counts(con, match: str, rowids: list[int], n_hit: int, table: str = "f") -> dict[int, int]:
+    """{rowid: how often the phrase stands in it} for those of `rowids` that hold it; `n_hit`:
+    how many rows of the table hold it. The rowids are a filter SQLite applies to what FTS5
+    yields (`+rowid`), not a constraint handed to FTS5: given one, FTS5 starts the phrase's
+    query, bm25()'s count of its rows included, over again for each rowid (0.2 ms each); this
+    way the phrase's rows are walked once, at C speed, and bm25() computed for the few kept."""
+    count = counter(con, n_hit, table)
+    out: dict[int, int] = {}
+    for i in range(0, len(rowids), 900):
+        part = rowids[i:i + 900]
+        sql = (f"SELECT {table}.rowid, bm25({table}), d.sz FROM {table} JOIN {table}_docsize d ON d.id = "
+               f"{table}.rowid WHERE {table} MATCH ? AND +{table}.rowid IN ({','.join('?' * len(part))})")
+        for rowid, score, sz in con.execute(sql, (match, *part)):
+            out[rowid] = count(score, varints(sz)[0])
+    return out
+
+
 def counter(con, n_hit: int, table: str = "f"):
     """count(bm25, size): how often a phrase that `n_hit` rows hold stands in a row of `size`
     tokens whose bm25() for it alone is `bm25`."""

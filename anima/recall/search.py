@@ -3,17 +3,18 @@
 Matching (anima.recall.fts): a turn's words are cut, case-folded and stemmed by SQLite FTS5's
 `porter unicode61` tokenizer, each CJK character a token of its own; a term is a phrase of
 such tokens, found where they follow each other with nothing but spaces and punctuation
-between ("parked car" matches "park, cars"; 绿茶 matches 绿茶 and 绿，茶). Every term must
-match (AND); only if no turn matches them all, any term may (OR), and every result is marked
-relaxed. A term given twice weighs more, each repetition less (1, 1/2, 1/3, ...).
+between ("parked car" matches "park, cars"; 绿茶 matches 绿茶 and 绿，茶). A term given twice
+weighs more, each repetition less (1, 1/2, 1/3, ...). A question in plain language becomes
+terms and dates first (anima.recall.ask).
 
-Ranking: tier (the user's own words, then mine, then delegated), then BM25 (k1 1.2, b 0.75;
-idf log(1 + (N - df + 0.5)/(df + 0.5)) over every turn of every session, lengths in tokens),
-then the newer turn. `--no-tiers` ranks by score alone. A Chinese (CJK) term of two or more
-characters also lets each of its characters add to the score of the best RERANK turns found,
-at half weight and with an idf over those turns only, and they are ranked again: a turn that
-shares more of the characters ranks higher, but no turn is found, or required, for a single
-character.
+Ranking: each turn that holds a term is scored alone by BM25 (k1 1.2, b 0.75; idf log(1 + (N -
+df + 0.5)/(df + 0.5)) over every turn of every session, lengths in tokens); a Chinese (CJK)
+term of two or more characters also lets each of its characters add to the score of the best
+window.POOL turns, at half weight and with an idf over those turns only. Those turns, and the
+turns around them, are then scored with their neighbours and the dates the query names
+(anima.recall.window). Turns holding every term come first, then the rest, marked relaxed;
+within each, the user's own words, then mine, then delegated (`--no-tiers`: score alone), then
+score, then the newer turn.
 
 The scan looks for each term's tokens in the raw bytes first and parses only the lines that
 may hold them (prescan.scan), puts those turns in an in-memory FTS5 table and asks it
@@ -25,10 +26,7 @@ import math
 import time
 
 from anima.infra.text import printable
-
-K1 = 1.2
-B = 0.75
-TIERS = {"user": 0, "me": 1, "delegated": 2}
+from anima.recall.ranking import K1, TIERS, B, Candidate, Result, Stats, part  # noqa: F401 (the engine's names)
 
 
 def is_cjk(ch: str) -> bool:
@@ -102,11 +100,13 @@ def sieve(term: str, stems: dict[str, str]):
 
 
 class Query:
-    """The terms of one query, each an FTS5 phrase, with its weight (repetitions weigh less)."""
+    """The terms of one query, each an FTS5 phrase, with its weight (repetitions weigh less),
+    and the spans of time [start, end) it names (anima.recall.ask; turns near them rank higher)."""
 
-    def __init__(self, terms: list[str]):
+    def __init__(self, terms: list[str], near: list[tuple[float, float]] = (), asked: bool = False):
         from anima.recall import fts
 
+        self.near, self.asked = list(near), asked  # asked: a question, whose answer may hold none of its words
         counts: dict[str, int] = {}
         for t in terms:
             if tokens(t):
@@ -132,35 +132,6 @@ class Query:
         return self._tokens[i]
 
 
-class Candidate:
-    """A turn that holds at least one term: where it is and what the score needs, no text."""
-
-    __slots__ = ("session", "path", "line", "ts", "who", "dl", "tfs", "xtfs", "source", "rowid")
-
-    def __init__(self, session: str, path: str, line: int, ts: float, who: str, dl: int, tfs: tuple,
-                 source=None, rowid: int = 0):
-        self.session, self.path, self.line, self.ts, self.who = session, path, line, ts, who
-        self.dl, self.tfs, self.xtfs = dl, tfs, ()
-        self.source, self.rowid = source, rowid  # the FTS5 table it came from: `token_counts(token, rowids)`
-
-
-class Stats:
-    """Corpus statistics for idf and length normalisation: every turn counts, filtered or not."""
-
-    def __init__(self, nterms: int):
-        self.turns = 0
-        self.tokens = 0
-        self.df = [0] * nterms
-
-    def idf(self, i: int) -> float:
-        df = self.df[i]
-        return math.log(1 + (self.turns - df + 0.5) / (df + 0.5))
-
-    @property
-    def avgdl(self) -> float:
-        return self.tokens / self.turns if self.turns else 1.0
-
-
 def parse_since(value: str | None, what: str = "--since") -> float | None:
     """The time a --since (a date, YYYY-MM-DD, or an RFC 3339 time) names; None for none."""
     if value is None:
@@ -184,7 +155,9 @@ class Filters:
 
 def _collect(queries: list[Query], rows: dict, meta, filters: Filters, found, stats, source) -> None:
     """Turn each term's rows {rowid: (count, size, ...)} into candidates and document counts.
-    `meta(rowid)` gives (session, path, line, ts, who), or None for a row to leave out."""
+    `meta(rowid)` gives (session, path, line, ts, who), or None for a row to leave out. Rows
+    the filters refuse are candidates too: they lend their words to their neighbours
+    (anima.recall.window), and `rank` leaves them out of the results."""
     for q, st, out in zip(queries, stats, found, strict=True):
         counts = [rows[m] for m in q.matches]
         seen: dict[int, tuple | None] = {}
@@ -196,10 +169,9 @@ def _collect(queries: list[Query], rows: dict, meta, filters: Filters, found, st
                     st.df[i] += 1
         for r in sorted(r for r, m in seen.items() if m is not None):
             session, path, line, ts, who = seen[r]
-            if filters.admit(ts, who):
-                size = next(c[r][1] for c in counts if r in c)
-                out.append(Candidate(session, path, line, ts, who, size,
-                                     tuple(c[r][0] if r in c else 0 for c in counts), source, r))
+            size = next(c[r][1] for c in counts if r in c)
+            out.append(Candidate(session, path, line, ts, who, size,
+                                 tuple(c[r][0] if r in c else 0 for c in counts), source, r))
 
 
 def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=None, sieves=None):
@@ -238,18 +210,18 @@ def index_stats(idx, queries: list[Query]) -> list[Stats]:
     return stats
 
 
-def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit: int, tiers: bool):
+def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit: int):
     """Add what `scan` would find in the sessions the index covers now, without reading them,
     to `found` and `stats` (which already hold every other session's: a one-term query's
     ranking needs the final statistics). A one-term query takes only the turns that can rank
-    among the first `limit` (or RERANK), ordered inside SQLite by the very score `rank` gives;
+    among the first `limit` (rank's pool), ordered inside SQLite by the very score `rank` gives;
     a query of more terms takes every turn that holds any of them."""
     from anima.recall import fts, index
 
     single = [len(q.matches) == 1 for q in queries]
     for q, st, out, one in zip(queries, stats, found, single, strict=True):
         if one:
-            _top_from_index(idx, q, st, filters, out, max(RERANK, limit) if q.extras else limit, tiers)
+            _top_from_index(idx, q, st, filters, out, limit)
     queries, stats, found = ([x for x, one in zip(xs, single, strict=True) if not one]
                              for xs in (queries, stats, found))
     if not queries:
@@ -274,7 +246,7 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit:
     _collect(queries, rows, meta, filters, found, stats, idx)
 
 
-def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: int, tiers: bool) -> None:
+def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: int) -> None:
     """The index's candidates for a one-term query that can be among the first `k` results:
     SQLite orders the turns holding the term, from every shard, by (tier, score, newer,
     session, line) with the score computed by `score` itself, so the first `k` are exactly
@@ -330,8 +302,8 @@ def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: in
         counts.append(count)
         arms.append(f"SELECT *, :wi * ({tf} * :k2 / ({tf} + :k1 * (1 - :b + :b * dl / :avgdl))) AS score "
                     f"FROM ({rows})")
-    rows = idx.con.execute(" UNION ALL ".join(arms) + f" ORDER BY {'who, ' if tiers else ''}score DESC, ts DESC, "
-                           "session, line LIMIT :k", {**params, "k": k})
+    rows = idx.con.execute(" UNION ALL ".join(arms) + " ORDER BY score DESC, ts DESC, session, line LIMIT :k",
+                           {**params, "k": k})
     for n, rowid, b, dl, _, line, ts, who, session, file_path, _ in rows:  # (others are left out above)
         tf = b if counts[n] is None else counts[n](b, dl)
         out.append(Candidate(session, file_path, line, ts, index.WHO[who], dl, (tf,), idx, rowid))
@@ -344,16 +316,11 @@ VOCAB_ROWS = 1000
 
 
 BACKOFF = 0.5  # what a single character of a CJK term weighs, against the term
-RERANK = 200  # how many of the best turns its characters may raise
-
-
-def _part(tf: int, dl: int, avgdl: float) -> float:
-    return tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
 
 
 def score(c: Candidate, st: Stats, q: Query) -> float:
     avgdl = st.avgdl
-    return sum(w * st.idf(i) * _part(tf, c.dl, avgdl)
+    return sum(w * st.idf(i) * part(tf, c.dl, avgdl)
                for i, (tf, w) in enumerate(zip(c.tfs, q.weights, strict=True)) if tf)
 
 
@@ -383,32 +350,31 @@ def backoff(results: list, st: Stats, q: Query) -> None:
         for r in results:
             tf = counts[j].get(id(r.c), 0)
             if tf:
-                r.score += BACKOFF * q.weights[parent] * idf * _part(tf, r.c.dl, st.avgdl)
+                added = BACKOFF * q.weights[parent] * idf * part(tf, r.c.dl, st.avgdl)
+                r.score += added
+                r.extra += added
 
 
-class Result:
-    def __init__(self, c: Candidate, score: float, terms: list[str], relaxed: bool):
-        self.c, self.score, self.terms, self.relaxed = c, score, terms, relaxed
-        self.text = ""
+def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool, turns) -> list[Result]:
+    """Turns that hold every term first, then the rest (relaxed). Each admitted candidate is
+    scored alone, the best window.POOL of them (and a CJK term's characters added, see
+    backoff) are then scored with their neighbours, and so are the neighbours themselves
+    (anima.recall.window); `turns` (a window.Turns) reads the sessions they are in."""
+    from anima.recall import window
 
-
-def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool) -> list[Result]:
-    """AND first; OR, marked relaxed, only if nothing has every term."""
-    strict = [c for c in cands if all(c.tfs)]
-    relaxed = not strict
-    chosen = cands if relaxed else strict
-    results = [Result(c, score(c, st, q), [t for t, tf in zip(q.raw, c.tfs, strict=True) if tf], relaxed)
-               for c in chosen]
+    admitted = [c for c in cands if turns.filters.admit(c.ts, c.who)]
+    results = [Result(c, score(c, st, q), [t for t, tf in zip(q.raw, c.tfs, strict=True) if tf], not all(c.tfs))
+               for c in admitted]
 
     def order(r):
-        return TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line
+        return r.relaxed, -r.score, -r.c.ts, r.c.session, r.c.line
 
     results.sort(key=order)
+    pool = results[:max(window.POOL, limit)]
     if q.extras:
-        results = results[:max(RERANK, limit)]
-        backoff(results, st, q)
-        results.sort(key=order)
-    return results[:limit]
+        backoff(pool, st, q)
+        pool.sort(key=order)
+    return window.rerank(pool, cands, st, q, turns, limit, tiers)
 
 
 def attach_text(results: list[Result]) -> None:
@@ -448,8 +414,12 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     read = {} if sources.setting(cfg, "recall.sources", []) else None  # what each file gave, to name a silent source
 
     def answer(idx):
-        found, stats = _search(home, cfg, queries, filters, idx, warn, note, limit, tiers, read)
-        return [rank(c, st, q, limit, tiers) if q.raw else [] for c, st, q in zip(found, stats, queries, strict=True)]
+        from anima.recall import window
+
+        found, stats = _search(home, cfg, queries, filters, idx, warn, note, max(window.POOL, limit), read)
+        turns = window.Turns(idx, filters)
+        return [rank(c, st, q, limit, tiers, turns) if q.raw else []
+                for c, st, q in zip(found, stats, queries, strict=True)]
 
     try:
         ranked = answer(idx)
@@ -505,7 +475,7 @@ class _Filters:
         return None
 
 
-def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers, read=None):
+def _search(home, cfg, queries, filters, idx, warn, note, limit, read=None):
     """Candidates and statistics: a scan's for what the index does not cover, then the index's.
     `read`, when given, gets {path: (turns, format)} of every file (anima.recall.silent)."""
     from anima.recall import prescan
@@ -529,7 +499,7 @@ def _search(home, cfg, queries, filters, idx, warn, note, limit, tiers, read=Non
             uncovered = (s for s in prescan.scan(home, cfg, f.phrases, warn, paths=plan.uncovered, read=read)
                          if s.id not in indexed_ids)
             scan(uncovered, queries, filters, found, stats, f)
-        from_index(idx, queries, filters, found, stats, limit, tiers)
+        from_index(idx, queries, filters, found, stats, limit)
         return found, stats
     f = _Filters(queries)
     return scan(prescan.scan(home, cfg, f.phrases, warn, read=read), queries, filters, sieves=f)

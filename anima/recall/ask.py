@@ -1,0 +1,162 @@
+"""A question in plain language as recall terms, and the dates it names.
+
+A host or a model asks "When did Maria get Coco?", not `maria coco`. Taken word for word,
+"when" and "did" are terms like any other, and in short chat turns they keep an idf of 2 to
+3: turns full of question words outrank the evidence. So a question is read as a person
+would search with it:
+
+- a date it names ("14 March 2023", "March 14, 2023", "March 2023", "2023-03-14", "2023年3月
+  14日", "2023年3月", a year "in 2023") is taken out of the words and kept as a span of time
+  (UTC days), which the ranking favours turns near (anima.recall.window);
+- a part in double quotes ("parked car") stays one term, as given, whatever words it holds;
+- an English possessive is its noun ("Melanie's", "James'": Melanie, James), so that it
+  matches where the name stands alone ("Melanie: ...");
+- English words are case-folded and the function words of anima/data/function_words/en.txt
+  dropped; a run of Chinese (CJK) characters is searched as its pairs of adjacent characters,
+  less those holding a function character or equal to a function word (zh.txt);
+- if nothing would be left, every word is kept: a question made only of function words still
+  asks for them.
+"""
+
+import calendar
+import functools
+import re
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+_MONTH = {m: i for i, m in enumerate(MONTHS, 1)} | {m[:3]: i for i, m in enumerate(MONTHS, 1)} | {"sept": 9}
+DAY = 86400
+
+
+@functools.cache
+def _dates() -> list[tuple[re.Pattern, str]]:
+    month = "(" + "|".join(sorted(_MONTH, key=len, reverse=True)) + r")\.?"
+    day = r"(\d{1,2})(?:st|nd|rd|th)?"
+    year = r"((?:19|20)\d\d)"
+    return [(re.compile(p, re.IGNORECASE), kind) for p, kind in (
+        (rf"\b{day}\s+(?:of\s+)?{month},?\s+{year}\b", "dmy"),
+        (rf"\b{month}\s+{day},?\s+{year}\b", "mdy"),
+        (rf"\b{year}-(\d\d)-(\d\d)\b", "ymd"),
+        (rf"{year}\s*年\s*(\d{{1,2}})\s*月\s*(\d{{1,2}})\s*[日号]", "ymd"),
+        (rf"\b{month},?\s+{year}\b", "my"),
+        (rf"\b{year}-(\d\d)\b", "ym"),
+        (rf"{year}\s*年\s*(\d{{1,2}})\s*月", "ym"),
+        (rf"\b(?:in|during|of|since|from|until|before|after)\s+{year}\b", "y"),
+        (rf"{year}\s*年", "y"),
+    )]
+
+
+def _span(kind: str, groups: tuple) -> tuple[float, float] | None:
+    """The UTC days [start, end) a matched date names; None for no such day."""
+    g = list(groups)
+    try:
+        if kind == "dmy":
+            d, m, y = int(g[0]), _MONTH[g[1].lower()], int(g[2])
+        elif kind == "mdy":
+            m, d, y = _MONTH[g[0].lower()], int(g[1]), int(g[2])
+        elif kind == "ymd":
+            y, m, d = int(g[0]), int(g[1]), int(g[2])
+        elif kind == "my":
+            m, y, d = _MONTH[g[0].lower()], int(g[1]), 0
+        elif kind == "ym":
+            y, m, d = int(g[0]), int(g[1]), 0
+        else:
+            start = calendar.timegm((int(g[0]), 1, 1, 0, 0, 0))
+            return start, calendar.timegm((int(g[0]) + 1, 1, 1, 0, 0, 0))
+        if d:
+            calendar.weekday(y, m, d)  # (ValueError for 31 April)
+            if not 1 <= d <= calendar.monthrange(y, m)[1]:
+                return None
+            start = calendar.timegm((y, m, d, 0, 0, 0))
+            return start, start + DAY
+        start = calendar.timegm((y, m, 1, 0, 0, 0))
+        return start, start + calendar.monthrange(y, m)[1] * DAY
+    except (ValueError, KeyError, IndexError):
+        return None
+
+
+def dates(text: str) -> tuple[list[tuple[float, float]], str]:
+    """The spans of time a text names, and the text without them."""
+    spans = []
+    for pattern, kind in _dates():
+        def take(m, kind=kind):
+            span = _span(kind, m.groups())
+            if span is None:
+                return m.group(0)
+            spans.append(span)
+            return " "
+        text = pattern.sub(take, text)
+    return spans, text
+
+
+@functools.cache
+def _function_words(lang: str) -> tuple[frozenset, frozenset]:
+    """(words, single characters) of anima/data/function_words/LANG.txt."""
+    from anima.infra.text import data
+
+    lines = [ln.strip() for ln in data(f"function_words/{lang}.txt").splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("#")]
+    if lang == "zh":
+        return frozenset(w for ln in lines[1:] for w in ln.split()), frozenset(lines[0])
+    return frozenset(w for ln in lines for w in ln.split()), frozenset()
+
+
+_POSSESSIVE = re.compile(r"(?<=[^\W\d_])['’](?:s\b|(?=\s|$))", re.IGNORECASE)
+_QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|「([^」]*)」')
+
+
+class Question:
+    """A question read for recall: its terms (for search.Query) and the spans of time it names."""
+
+    def __init__(self, terms: list[str], near: list[tuple[float, float]]):
+        self.terms, self.near = terms, near
+
+
+def parse(text: str) -> Question:
+    from anima.recall.search import is_cjk, tokens
+
+    quoted = []
+
+    def keep(m):
+        quoted.append(next(g for g in m.groups() if g is not None))
+        return " "
+
+    text = _QUOTED.sub(keep, text)
+    near, text = dates(text)
+    text = _POSSESSIVE.sub("", text)
+    en_stop, _ = _function_words("en")
+    zh_words, zh_chars = _function_words("zh")
+    kept, every = [], []
+    for run, cjk in _runs(text, is_cjk):
+        if not cjk:
+            words = tokens(run)
+            every += words
+            kept += [w for w in words if w not in en_stop]
+        else:
+            pairs = [run[i:i + 2] for i in range(len(run) - 1)] or [run]
+            every += pairs
+            kept += [p for p in pairs if p not in zh_words and not zh_chars.intersection(p)]
+    quoted = [q for q in quoted if tokens(q)]
+    return Question(quoted + (kept or ([] if quoted else every)), near)
+
+
+def _runs(text: str, is_cjk):
+    """The text cut into (piece, whether it is CJK characters)."""
+    piece, cjk = [], False
+    for ch in text:
+        c = is_cjk(ch)
+        if piece and c != cjk:
+            yield "".join(piece), cjk
+            piece = []
+        piece.append(ch)
+        cjk = c
+    if piece:
+        yield "".join(piece), cjk
+
+
+def query(text: str):
+    """The search.Query a question asks."""
+    from anima.recall.search import Query
+
+    asked = parse(text)
+    return Query(asked.terms, asked.near, asked=True)

@@ -1,0 +1,49 @@
+"""What recall ranks, and how: a candidate turn, the corpus statistics, a turn's BM25 part,
+a scored result. Shared by the first stage (anima.recall.search) and the second
+(anima.recall.window)."""
+
+import math
+
+K1 = 1.2
+B = 0.75
+TIERS = {"user": 0, "me": 1, "delegated": 2}
+
+
+class Candidate:
+    """A turn that holds at least one term: where it is and what the score needs, no text."""
+
+    __slots__ = ("session", "path", "line", "ts", "who", "dl", "tfs", "xtfs", "source", "rowid")
+
+    def __init__(self, session: str, path: str, line: int, ts: float, who: str, dl: int, tfs: tuple,
+                 source=None, rowid: int = 0):
+        self.session, self.path, self.line, self.ts, self.who = session, path, line, ts, who
+        self.dl, self.tfs, self.xtfs = dl, tfs, ()
+        self.source, self.rowid = source, rowid  # the FTS5 table it came from: `token_counts(token, rowids)`
+
+
+class Stats:
+    """Corpus statistics for idf and length normalisation: every turn counts, filtered or not."""
+
+    def __init__(self, nterms: int):
+        self.turns = 0
+        self.tokens = 0
+        self.df = [0] * nterms
+
+    def idf(self, i: int) -> float:
+        df = self.df[i]
+        return math.log(1 + (self.turns - df + 0.5) / (df + 0.5))
+
+    @property
+    def avgdl(self) -> float:
+        return self.tokens / self.turns if self.turns else 1.0
+
+
+def part(tf: int, dl: int, avgdl: float) -> float:
+    return tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
+
+
+class Result:
+    def __init__(self, c: Candidate, score: float, terms: list[str], relaxed: bool):
+        self.c, self.score, self.terms, self.relaxed = c, score, terms, relaxed
+        self.text = ""
+        self.extra = 0.0  # what a CJK term's single characters added (backoff)
