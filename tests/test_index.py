@@ -33,6 +33,9 @@ def generate(home, seed, sessions=12, turns=15):
         for t in range(turns):
             words = [rng.choice(WORDS) for _ in range(rng.randint(3, 14))]
             zh = "".join(rng.choice(CJK) for _ in range(rng.randint(0, 12)))
+            if zh and rng.random() < 0.3:  # digits between CJK characters: a word of their own to FTS5
+                at = rng.randrange(len(zh) + 1)
+                zh = zh[:at] + rng.choice(["77", "2", "305"]) + zh[at:]
             text = " ".join(words) + ("，" + zh if zh else "") + rng.choice([".", "!", "?", "。"])
             if rng.random() < 0.2:
                 text = text.capitalize()
@@ -51,8 +54,10 @@ def queries(seed, n=25):
         elif kind < 0.7:
             i = rng.randrange(len(CJK) - 2)
             out.append(CJK[i:i + rng.randint(1, 3)])
-        elif kind < 0.9:
+        elif kind < 0.8:
             out.append(f"{rng.choice(WORDS)} {rng.choice(CJK)}{rng.choice(CJK)}")
+        elif kind < 0.9:
+            out.append(f"{rng.choice(CJK)}{rng.choice(['77', '2', '305'])}{rng.choice(CJK)} {rng.choice(WORDS)}")
         else:
             out.append("zebra")
     return "\n".join(out) + "\n"
@@ -102,6 +107,28 @@ def test_results_with_and_without_the_index_are_identical(run, home, seed, count
                   ("--limit", "3", "--no-tiers"), ("--limit", "10", "--who", "user", "--since", "2026-11-03")):
         assert recall_batch(run, qs, *extra) == (run("index", "off"), recall_batch(run, qs, *extra))[1]
         run("index", "on")
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_terms_and_questions_rank_alike_with_and_without_the_index(run, home, seed, counts_from):
+    """TERMS (a result holds one of them) and --ask (a neighbour may be the answer), one and
+    several terms, CJK and digits mixed: the index and the scan give the same lists."""
+    run("init", "--lang", "en")
+    generate(home, seed)
+    rng = random.Random(seed)
+    given = [q.split() for q in queries(seed, 12).splitlines()] + [[f"{rng.choice(CJK)}{rng.choice(CJK)}77号"]]
+
+    def answers():
+        out = []
+        for terms in given:
+            out.append(run("recall", "--json", "--limit", "50", *terms).stdout)
+            out.append(run("recall", "--json", "--limit", "50", "--ask", " ".join(terms) + "?").stdout)
+        return out
+
+    without = answers()
+    assert run("index", "rebuild", "--jobs", "2").exit_code == 0
+    assert run("index", "on").exit_code == 0
+    assert answers() == without and sum(x.count("\n") for x in without) > 100
 
 
 def test_a_one_token_term_is_counted_alike_however_it_is_written(run, home, monkeypatch):

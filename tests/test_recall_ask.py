@@ -1,0 +1,162 @@
+"""Questions in plain language (`recall --ask`, `--batch`, memory_recall's query) and the
+ranking that reads a turn with its neighbours, through the CLI and the installed binary."""
+
+import json
+import math
+import subprocess
+
+import pytest
+
+from sessions import write_session
+
+DAY = "2026-11-01T10:00:00Z"
+
+
+def rows(result):
+    return [json.loads(x) for x in result.stdout.splitlines()]
+
+
+def ask(run, question, *extra):
+    return rows(run("recall", "--ask", question, "--json", "--no-tiers", *extra))
+
+
+@pytest.fixture
+def chat(home):
+    """Two people talking: what each question's answer looks like in a real conversation."""
+    write_session(home, "s1", [
+        ("user", "Maria: What did you do when it rained? Did you stay in? What did you eat?", DAY),   # 2
+        ("assistant", "John: When did you last see the film? What did you think of it?", DAY),       # 3
+        ("user", "Maria: Guess what, I got a puppy last week! Her name is Coco.", DAY),                # 4
+        ("assistant", "John: Lovely. What have you been reading lately?", DAY),                        # 5
+        ("user", "Maria: Mostly old science fiction, Dune again.", DAY),                               # 6
+        ("assistant", "John: Nice. My sister Melanie has a cat.", DAY),                                # 7
+    ])
+    write_session(home, "s2", [
+        ("user", "Maria: The weather was grey all day and the bus was late again.", DAY),             # 2
+        ("assistant", "John: Traffic in the city gets worse every single year.", DAY),                 # 3
+        ("user", "Maria: I cooked soup and watched the rain on the window.", DAY),                     # 4
+        ("assistant", "John: Soup on a rainy day is the best thing there is.", DAY),                   # 5
+    ])
+    return home
+
+
+def test_function_words_are_dropped_and_the_evidence_ranks_first(run, chat):
+    found = ask(run, "When did Maria get Coco?")
+    assert (found[0]["session"], found[0]["line"]) == ("s1", 4)
+    assert found[0]["terms"] == ["maria", "coco"] and not found[0]["relaxed"]
+    # the same words as TERMS keep their meaning: "when" and "did" are searched for
+    as_terms = rows(run("recall", "When", "did", "Maria", "get", "Coco?", "--json", "--no-tiers"))
+    assert {"When", "did"} <= {t for x in as_terms for t in x["terms"]}
+
+
+def test_a_possessive_matches_the_name_standing_alone(run, home):
+    write_session(home, "p", [("user", "Melanie: my dog Coco sleeps all day", DAY),
+                              ("user", "Someone else's dog barks", DAY)])
+    [first, *_] = ask(run, "What is Melanie's dog called?")
+    assert first["line"] == 2 and "melanie" in first["terms"]
+    assert ask(run, "What did James' dog do?")[0]["terms"] == ["dog"]  # (no James here)
+
+
+def test_the_answer_is_found_beside_the_question_it_answers(run, chat):
+    """"What has Maria been reading?": the words are in John's question (line 5), the answer in
+    Maria's turn after it, which holds none of them but her name."""
+    found = ask(run, "What has Maria been reading lately?")
+    top = [(x["session"], x["line"]) for x in found[:3]]
+    assert ("s1", 6) in top
+    answer = next(x for x in found if x["line"] == 6 and x["session"] == "s1")
+    assert answer["terms"] == ["maria"] and answer["relaxed"]
+    # given as terms, a result holds one of them: the answer's neighbour lifts it, but a turn
+    # holding no term is never a result
+    as_terms = rows(run("recall", "reading", "--json"))
+    assert [(x["session"], x["line"]) for x in as_terms] == [("s1", 5)]
+
+
+def test_turns_with_every_term_first_then_the_rest(run, chat):
+    found = rows(run("recall", "soup", "rain", "--json", "--no-tiers"))
+    strict = [x for x in found if not x["relaxed"]]
+    assert found[:len(strict)] == strict and len(strict) == 1 and strict[0]["line"] == 4
+    assert {x["line"] for x in found[1:]} >= {5}  # soup alone, after
+    assert all(x["relaxed"] for x in found[1:])
+    r = run("recall", "soup", "rain")
+    assert "relaxed" not in r.stderr  # a turn had every term
+
+
+def test_a_session_of_one_turn_scores_as_bm25_alone(run, home):
+    texts = ["apple pie", "apple apple tart with cream", "pear", "apple", "plum cake and more words here"]
+    for i, t in enumerate(texts):
+        write_session(home, f"one{i}", [("user", t, DAY)])
+    got = ask(run, "apple")
+    n, avgdl = len(texts), sum(len(t.split()) for t in texts) / len(texts)
+    df = sum("apple" in t.split() for t in texts)
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    def bm25(t):
+        tf, dl = t.split().count("apple"), len(t.split())
+        return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl))
+
+    want = sorted(((round(bm25(t), 4), f"one{i}") for i, t in enumerate(texts) if "apple" in t.split()),
+                  key=lambda x: (-x[0], x[1]))
+    assert [(x["score"], x["session"]) for x in got] == want
+
+
+def test_a_date_named_favours_turns_near_it(run, home):
+    write_session(home, "march", [("user", "We went hiking by the lake.", "2023-03-14T09:00:00Z")])
+    write_session(home, "june", [("user", "We went hiking by the lake.", "2023-06-20T09:00:00Z")])
+    for question in ("What did we do on 14 March 2023?", "What did we do on March 14, 2023 at the lake?",
+                     "What did we do in March 2023?", "2023年3月14日 hiking", "hiking on 2023-03-14"):
+        found = ask(run, question)
+        assert [x["session"] for x in found][:1] == ["march"], question
+    assert [x["session"] for x in ask(run, "hiking on 2023-06-20")][:1] == ["june"]
+    # no date: the newer of two equal turns first
+    assert [x["session"] for x in ask(run, "hiking lake")] == ["june", "march"]
+
+
+def test_quoted_parts_stay_one_term_and_only_function_words_still_ask(run, chat):
+    assert ask(run, 'was it the "rainy day"?')[0]["terms"] == ["rainy day"]
+    found = ask(run, "what did you")
+    assert found and set(found[0]["terms"]) <= {"what", "did", "you"} and found[0]["terms"]
+
+
+def test_chinese_questions_lose_their_function_words(run, home):
+    write_session(home, "zh", [("user", "小明的狗叫旺财，很可爱", DAY), ("user", "什么时候去吃饭呢？你知道吗", DAY)])
+    [first, *_] = ask(run, "小明的狗叫什么名字？")
+    assert first["line"] == 2 and set(first["terms"]) <= {"小明", "狗叫"}
+
+
+def test_neighbours_that_the_filters_refuse_still_lend_their_words(run, chat):
+    found = ask(run, "What has Maria been reading lately?", "--who", "user")
+    assert all(x["who"] == "user" for x in found)
+    assert (found[0]["session"], found[0]["line"]) == ("s1", 6)
+
+
+def test_batch_lines_are_questions_like_ask(run, chat, anima_bin, tmp_path):
+    questions = "When did Maria get Coco?\nWhat has Maria been reading lately?\n"
+    batch = [x for x in rows(run("recall", "--batch", "--no-tiers", input=questions))]
+    for number, question in enumerate(questions.splitlines()):
+        alone = ask(run, question)
+        assert [(x["session"], x["line"]) for x in batch if x["query"] == number] == \
+            [(x["session"], x["line"]) for x in alone]
+    env = {"ANIMA_HOME": str(chat), "PATH": "/usr/bin:/bin", "ANIMA_NOW": "2026-11-30T21:05:00Z"}
+    p = subprocess.run(f"printf 'When did Maria get Coco?\\n' | {anima_bin} recall --batch | head -1",
+                       shell=True, env=env, capture_output=True, text=True)
+    assert json.loads(p.stdout)["line"] == 4 and p.returncode == 0
+
+
+def test_terms_ask_and_batch_are_one_of_them(run, chat):
+    before = {p: p.read_bytes() for p in chat.rglob("*") if p.is_file()}
+    for argv, where in ((["recall", "soup", "--ask", "soup?"], {}), (["recall", "--ask", "x", "--batch"], {}),
+                        (["recall", "soup", "--batch"], {})):
+        r = run(*argv, **where)
+        assert r.exit_code == 2 and "one of them" in r.stderr and r.stderr.count("\n") == 1
+    assert {p: p.read_bytes() for p in chat.rglob("*") if p.is_file()} == before
+
+
+def test_memory_recall_takes_a_question(run, chat):
+    r = run("call", "memory_recall", input=json.dumps({"query": "When did Maria get Coco?"}))
+    assert r.exit_code == 0, r.stderr
+    got = json.loads(r.stdout)["results"]
+    assert (got[0]["session"], got[0]["line"]) == ("s1", 4)
+    for bad in ({"query": "coco", "terms": ["coco"]}, {}, {"limit": 3}):
+        r = run("call", "memory_recall", input=json.dumps(bad))
+        assert r.exit_code == 2 and "one of them" in json.loads(r.stdout)["error"]
+    assert run("call", "memory_recall", input=json.dumps({"terms": ["Coco"], "query": None})).exit_code == 0
