@@ -21,8 +21,9 @@ with the question a reader would ask about it and its evidence turn(s), of six k
   work?"); a hit is any of them.
 
 Every fact is said once, by one speaker, and the other speaker uses the same topic words in
-two other sessions without answering ("I haven't been reading much lately"), so that lexical
-overlap alone does not find the evidence. Questions are plain English with their function
+two other sessions without answering ("Maria, I haven't been reading much lately"), half the
+time calling the fact's speaker by name, so that lexical overlap alone does not find the
+evidence. Questions are plain English with their function
 words. Same seed, same set.
 
     python bench/conversation_corpus.py    # counts, and the questions with their evidence
@@ -444,8 +445,14 @@ class _Conversation:
         return (self.sessions[s]["id"], i + 2)
 
     def distract(self, speaker: str, sentences: list[str], avoid) -> None:
+        """The other speaker's turns with the fact's topic words, half of them addressing the
+        fact's speaker by name (as people do), so that neither the topic nor the name alone
+        finds the evidence."""
+        name = self.b if speaker == self.a else self.a
         for text in sentences[:DISTRACTORS]:
             s, i = self.slot(speaker, avoid)
+            if self.rng.random() < 0.5:
+                text = f"{name}, {text if text.startswith(('I ', 'I' + chr(39))) else text[0].lower() + text[1:]}"
             self.say(s, i, _lead(self.rng, text))
 
 
