@@ -5,7 +5,8 @@ between two named people, each a list of dated sessions (15 to 30 of them, 3 to 
 apart, 15 to 35 turns each, the speakers alternating), every turn's text beginning "Name: ".
 The filler is small talk drawn from templates and word lists (greetings, weather, work,
 food, family, plans, feelings, goodbyes), an acknowledgement, a statement and a question
-combined in several ways, so that no two sessions read alike. Into it go planted facts, each
+combined in several ways, so that no two sessions read alike; three statements in ten touch
+in passing on a topic of the planted facts ("We got into a whole debate about the gym"). Into it go planted facts, each
 with the question a reader would ask about it and its evidence turn(s), of six kinds:
 
 - adjacency: the other speaker asks ("What have you been reading lately?") and the next turn
@@ -121,6 +122,26 @@ STATEMENTS = [
     "I was {feeling} all day and couldn't really explain why.",
     "Did I tell you about {plan}? It fell through, sadly.",
 ]
+# What people chat about anyway: the topics of the planted facts, said in passing by either
+# speaker, so that a question's topic word is in several of its speaker's turns, not just one.
+TOPICS = ["dogs", "a dog", "the cat", "sisters", "a best friend", "my boss", "a hometown", "the car", "a daughter",
+          "a new restaurant", "the gym", "a new apartment", "the new job", "pottery", "getting promoted", "kittens",
+          "the driving test", "family", "sugar", "a charity race", "moving to a new city", "the neighbours",
+          "volunteer work", "money", "college", "being scared of things", "which country has the best food",
+          "allergies", "the garden", "a book club", "evening classes", "pets", "hiking", "work trips",
+          "reading", "music", "the long weekend", "the party", "the season", "learning a language", "board games",
+          "an instrument", "coffee", "dessert", "that new show", "how to unwind after work"]
+TOPIC_STATEMENTS = [
+    "{Person} won't stop talking about {topic}.",
+    "I saw a funny video about {topic} earlier.",
+    "We got into a whole debate about {topic} at dinner {when}.",
+    "I read an article about {topic} on the train.",
+    "Funny, {person} asked me about {topic} {when}.",
+    "Everyone at work has opinions about {topic}, it's exhausting.",
+]
+TOPIC_SHARE = 0.3  # of the mid-session statements
+WORDS["topic"] = TOPICS
+
 QUESTIONS = ["How was your day?", "Any plans for the weekend?", "How's {thing} going?",
              "Did you do anything fun {when}?", "How are you feeling about everything?", "What's new with you?",
              "How is your family doing?", "Did you get any rest?", "Are you still swamped?",
@@ -392,7 +413,8 @@ def chatter(rng: random.Random, position: str, other: str) -> str:
     if position in ("opener", "reply", "closer"):
         return _fill(rng.choice({"opener": OPENERS, "reply": REPLIES, "closer": CLOSERS}[position]), rng, other)
     ack = rng.choice(ACKS)
-    say, ask = _fill(rng.choice(STATEMENTS), rng, other), _fill(rng.choice(QUESTIONS), rng, other)
+    statement = rng.choice(TOPIC_STATEMENTS if rng.random() < TOPIC_SHARE else STATEMENTS)
+    say, ask = _fill(statement, rng, other), _fill(rng.choice(QUESTIONS), rng, other)
     return rng.choice([f"{ack} {say}", say, f"{say} {ask}", f"{ack} {ask}", f"{ack} {say} {ask}"])
 
 
