@@ -396,6 +396,14 @@ MULTIHOP = [  # (question, first evidence, second evidence, distractors, values)
 
 PER_CONVERSATION = {"adjacency": 6, "possessive": 5, "date": 5, "temporal": 5, "paraphrase": 5, "multi-hop": 3}
 KINDS = tuple(PER_CONVERSATION)
+ABOUT = {  # a kind in a few words, for the bench's report
+    "adjacency": "the answer is the turn after the other speaker's question",
+    "possessive": "\"What is Melanie's dog called?\"",
+    "date": "a day or a month named, its evidence sharing only the name",
+    "temporal": "\"When did ...?\", the session's date answers",
+    "paraphrase": "some words shared",
+    "multi-hop": "two evidence turns in two sessions",
+}
 DAY_QUESTIONS = 3  # of the five date questions: on a day; the others in a month
 LEADS = ["", "", "", "Oh! ", "Ha. ", "So yeah. ", "Honestly? ", "Guess what? "]  # a sentence of their own
 

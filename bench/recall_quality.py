@@ -332,8 +332,10 @@ def conversations(tmp: str) -> Corpus:
             kinds.append(q["kind"])
     counts = collections.Counter(kinds)
     return Corpus("conversations en", parts, texts, relevant,
-                  f"{len(convs)} conversations, {sum(len(c['sessions']) for c in convs)} sessions, {turns} turns, "
-                  f"{len(texts)} questions ({', '.join(f'{k} {counts[k]}' for k in counts)})",
+                  f"{len(convs)} conversations of two people (bench/conversation_corpus.py), "
+                  f"{sum(len(c['sessions']) for c in convs)} dated sessions, {turns} turns, {len(texts)} questions"
+                  + "".join(f"\n  {k} {counts[k]}: {conversation_corpus.ABOUT[k]}" for k in counts)
+                  + "\n  a hit: any evidence turn among the first k",
                   kinds, enforced=False)
 
 
@@ -459,7 +461,8 @@ def evaluate(corpus: Corpus, problems: list[str], explore: bool) -> None:
     ranked, empty, strict = run_anima(corpus, [t.split() for t in corpus.texts], problems)
     corpus.add(PLAIN, ranked, empty=empty, AND=strict)
     corpus.add("BM25", run_bm25(corpus))
-    corpus.note += f", median {sorted(map(len, terms))[len(terms) // 2]} keywords"
+    head, nl, tail = corpus.note.partition("\n")  # the figure on the first line, after the counts
+    corpus.note = f"{head}, median {sorted(map(len, terms))[len(terms) // 2]} keywords{nl}{tail}"
     if corpus.name == "MADial zh":
         for name, tops in embeddings().items():
             corpus.add(name, [tops[d.get("id", n)] for n, d in enumerate(corpus.dialogues)])
