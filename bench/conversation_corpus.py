@@ -523,9 +523,10 @@ def _plant(conv: _Conversation, rng: random.Random) -> list[dict]:
         conv.distract(y, distractors, {s})
         date = _date(conv.sessions[s]["date"])
         fact("date", rng.choice(DATE_DAY_QUESTIONS).format(X=x, date=date), [key], x)
+    later = [k for k, session in enumerate(conv.sessions) if time.gmtime(session["date"]).tm_mday > 3]
     for question, evidence, distractors, values in months:
         x, y = people()
-        s, i = conv.slot(x)
+        s, i = conv.slot(x, sessions=later)  # "last night" is then in the month named too
         key = conv.say(s, i, _lead(rng, rng.choice(evidence).format(v=rng.choice(values))))
         conv.distract(y, distractors, {s})
         month = _date(conv.sessions[s]["date"]).split(" ", 1)[1]

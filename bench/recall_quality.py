@@ -13,7 +13,7 @@ corpus of bench/quality_corpus.py: 48 English and Chinese sessions of 30 turns, 
 facts, and for each a user's question whose answer is the fact's (session, line). And the
 generated long conversations of bench/conversation_corpus.py ("conversations en"): 8
 conversations between two named people, a throwaway home each, 15 to 30 dated sessions of 15
-to 35 turns (207 sessions, 5,225 turns), every turn "Name: ...", the first speaker's turns the
+to 35 turns (212 sessions, 5,381 turns), every turn "Name: ...", the first speaker's turns the
 user's and the other's the assistant's; small talk from templates, and 232 questions with
 their evidence turns, of six kinds: adjacency 48 (the answer is the turn after the other
 speaker's question, the words of the question are in that question, not in the answer),
