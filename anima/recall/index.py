@@ -29,13 +29,13 @@ import os
 
 from anima.infra import clock, fs, jsontext
 from anima.infra.errors import DataError, Refused
-from anima.recall import fts
+from anima.recall import fts, ranking
 
 NAME = "recall.sqlite"
-SCHEMA_VERSION = "5"  # 5: the formats of issue 16 (harness text out, Codex, Responses, messages)
+SCHEMA_VERSION = "6"  # 6: whether a turn asks a question (anima.recall.window)
 WHO = ("user", "me", "delegated")
 # what phrase_rows joins to each row of a shard: the turn it is (none for a dead row)
-TURN_COLUMNS = ", t.file, t.line, t.ts, t.who"
+TURN_COLUMNS = ", t.file, t.line, t.ts, t.who, t.asks"
 TURN_JOIN = "LEFT JOIN turns t ON t.id = {}.rowid"
 
 
@@ -82,7 +82,8 @@ def _disk(where: str):
 
 
 TURNS = """CREATE TABLE turns(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
-                               ts REAL NOT NULL, who INTEGER NOT NULL, dl INTEGER NOT NULL);"""
+                               ts REAL NOT NULL, who INTEGER NOT NULL, dl INTEGER NOT NULL,
+                               asks INTEGER NOT NULL);"""
 
 
 def _create(con) -> None:
@@ -127,7 +128,7 @@ def _read_file(args):
             data = f.read()
         if data.endswith(b"\n"):  # a later append continues after these lines; else read it all again
             size, lines = len(data), data.count(b"\n")
-    rows = [(line, ts, WHO.index(who), fts.body(text)) for line, ts, who, text in entry["turns"]]
+    rows = [(line, ts, WHO.index(who), fts.body(text), ranking.asks(text)) for line, ts, who, text in entry["turns"]]
     return path, sig, {"id": entry["id"], "format": entry["format"], "delegated": entry["delegated"],
                        "rows": rows, "size": size, "lines": lines,
                        "tail": _tail_hash(path, size) if size else ""}, warnings
@@ -156,7 +157,7 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
         turn = formats.turn(obj, fmt, delegated) if isinstance(obj, dict) else None
         if turn is not None:
             who, text, ts = turn
-            rows.append((number, mtime if ts is None else ts, WHO.index(who), fts.body(text)))
+            rows.append((number, mtime if ts is None else ts, WHO.index(who), fts.body(text), ranking.asks(text)))
     new_size = size + end
     return {"rows": rows, "size": new_size, "lines": lines + data.count(b"\n", 0, end),
             "tail": _tail_hash(path, new_size)}
@@ -183,9 +184,9 @@ def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
     con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(first + i, r[3]) for i, r in enumerate(rows)])
     # each turn's length in tokens as FTS5 counted them (recall.scan counts them the same way)
     sizes = dict(con.execute("SELECT id, sz FROM f_docsize WHERE id BETWEEN ? AND ?", (first, first + len(rows) - 1)))
-    turns = [(first + i, file_id, line, ts, who, fts.varints(sizes[first + i])[0])
-             for i, (line, ts, who, _) in enumerate(rows)]
-    con.executemany("INSERT INTO turns(id, file, line, ts, who, dl) VALUES(?,?,?,?,?,?)", turns)
+    turns = [(first + i, file_id, line, ts, who, fts.varints(sizes[first + i])[0], asks)
+             for i, (line, ts, who, _, asks) in enumerate(rows)]
+    con.executemany("INSERT INTO turns(id, file, line, ts, who, dl, asks) VALUES(?,?,?,?,?,?,?)", turns)
     con.execute("UPDATE files SET tokens=tokens+? WHERE id=?", (sum(t[5] for t in turns), file_id))
 
 
@@ -397,14 +398,14 @@ def _fill_shard(con, items, k: int, shards: int, tick) -> dict:
     con.execute("INSERT INTO f(f, rank) VALUES('automerge', 0)")
     con.execute("INSERT INTO f(f, rank) VALUES('hashsize', ?)", (67108864 // shards,))
     out, ids = {}, {}
-    turns = []  # (rowid, file id, line, ts, who)
+    turns = []  # (rowid, file id, line, ts, who, asks)
     rowid = k * SHARD_STRIDE + 1
     for file_id, *item in items:
         p, sig, got, warnings = _read_file(item)
         if got is not None:
             rows = got.pop("rows")
             con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(rowid + i, r[3]) for i, r in enumerate(rows)])
-            turns += [(rowid + i, file_id, line, ts, who) for i, (line, ts, who, _) in enumerate(rows)]
+            turns += [(rowid + i, file_id, line, ts, who, asks) for i, (line, ts, who, _, asks) in enumerate(rows)]
             got["turns"] = len(rows)
             rowid += len(rows)
         out[p], ids[p] = (got, warnings), file_id
@@ -421,7 +422,7 @@ def _fill_shard(con, items, k: int, shards: int, tick) -> dict:
         dl = fts.varints(sizes[t[0]])[0]
         tokens[t[1]] = tokens.get(t[1], 0) + dl
         rows.append((*t, dl))
-    con.executemany("INSERT INTO turns(id, file, line, ts, who, dl) VALUES(?,?,?,?,?,?)", rows)
+    con.executemany("INSERT INTO turns(id, file, line, ts, who, asks, dl) VALUES(?,?,?,?,?,?,?)", rows)
     con.commit()
     for p, (got, _) in out.items():
         if got is not None:

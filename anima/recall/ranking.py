@@ -9,15 +9,21 @@ B = 0.75
 TIERS = {"user": 0, "me": 1, "delegated": 2}
 
 
+def asks(text: str) -> bool:
+    """Whether a turn ends in a question mark: it asks, and is less likely the answer a
+    question seeks (anima.recall.window)."""
+    return text.rstrip().endswith(("?", "？"))
+
+
 class Candidate:
     """A turn that holds at least one term: where it is and what the score needs, no text."""
 
-    __slots__ = ("session", "path", "line", "ts", "who", "dl", "tfs", "xtfs", "source", "rowid")
+    __slots__ = ("session", "path", "line", "ts", "who", "dl", "tfs", "xtfs", "source", "rowid", "asks")
 
     def __init__(self, session: str, path: str, line: int, ts: float, who: str, dl: int, tfs: tuple,
-                 source=None, rowid: int = 0):
+                 source=None, rowid: int = 0, asks: bool = False):
         self.session, self.path, self.line, self.ts, self.who = session, path, line, ts, who
-        self.dl, self.tfs, self.xtfs = dl, tfs, ()
+        self.dl, self.tfs, self.xtfs, self.asks = dl, tfs, (), bool(asks)
         self.source, self.rowid = source, rowid  # the FTS5 table it came from: `token_counts(token, rowids)`
 
 

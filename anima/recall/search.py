@@ -26,7 +26,7 @@ import math
 import time
 
 from anima.infra.text import printable
-from anima.recall.ranking import K1, TIERS, B, Candidate, Result, Stats, part  # noqa: F401 (the engine's names)
+from anima.recall.ranking import K1, TIERS, B, Candidate, Result, Stats, asks, part  # noqa: F401 (the engine's names)
 
 
 def is_cjk(ch: str) -> bool:
@@ -155,7 +155,7 @@ class Filters:
 
 def _collect(queries: list[Query], rows: dict, meta, filters: Filters, found, stats, source) -> None:
     """Turn each term's rows {rowid: (count, size, ...)} into candidates and document counts.
-    `meta(rowid)` gives (session, path, line, ts, who), or None for a row to leave out. Rows
+    `meta(rowid)` gives (session, path, line, ts, who, asks), or None for a row to leave out. Rows
     the filters refuse are candidates too: they lend their words to their neighbours
     (anima.recall.window), and `rank` leaves them out of the results."""
     for q, st, out in zip(queries, stats, found, strict=True):
@@ -168,10 +168,10 @@ def _collect(queries: list[Query], rows: dict, meta, filters: Filters, found, st
                 if seen[r] is not None:
                     st.df[i] += 1
         for r in sorted(r for r, m in seen.items() if m is not None):
-            session, path, line, ts, who = seen[r]
+            session, path, line, ts, who, asks = seen[r]
             size = next(c[r][1] for c in counts if r in c)
             out.append(Candidate(session, path, line, ts, who, size,
-                                 tuple(c[r][0] if r in c else 0 for c in counts), source, r))
+                                 tuple(c[r][0] if r in c else 0 for c in counts), source, r, asks))
 
 
 def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=None, sieves=None):
@@ -195,7 +195,7 @@ def scan(sessions, queries: list[Query], filters: Filters, found=None, stats=Non
             spaced = fts.body(turn.text) if sieves is None else sieves.body(turn.text)
             if spaced is not None:
                 memory.add_body(spaced)
-                where.append((turn.session, turn.path, turn.line, turn.ts, turn.who))
+                where.append((turn.session, turn.path, turn.line, turn.ts, turn.who, asks(turn.text)))
     rows = {m: memory.phrase_rows(m) for q in queries for m in q.matches}
     _collect(queries, rows, lambda r: where[r - 1], filters, found, stats, memory)
     return found, stats
@@ -236,10 +236,10 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit:
     def meta(r):
         for c in rows.values():
             if r in c:
-                _, _, file_id, line, ts, who = c[r]
+                _, _, file_id, line, ts, who, asked = c[r]
                 if file_id in covered:
                     path, session = covered[file_id]
-                    return session, path, line, ts, index.WHO[who]
+                    return session, path, line, ts, index.WHO[who], asked
                 return None
         return None
 
@@ -282,7 +282,8 @@ def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: in
     token = q.token(0) if sum(hits.values()) >= VOCAB_ROWS else None
     params = {**named, "wi": q.weights[0] * st.idf(0), "k1": K1, "k2": K1 + 1, "b": B, "avgdl": st.avgdl,
               "token": token}
-    turn = ("t.dl AS dl, t.file AS file, t.line AS line, t.ts AS ts, t.who AS who, fl.session AS session, fl.path "
+    turn = ("t.dl AS dl, t.file AS file, t.line AS line, t.ts AS ts, t.who AS who, fl.session AS session, fl.path, "
+            "t.asks "
             "FROM {} JOIN turns t ON t.id = {} JOIN files fl ON fl.id = t.file")
     counts, arms = [], []
     for n, table in enumerate(tables):
@@ -304,9 +305,9 @@ def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: in
                     f"FROM ({rows})")
     rows = idx.con.execute(" UNION ALL ".join(arms) + " ORDER BY score DESC, ts DESC, session, line LIMIT :k",
                            {**params, "k": k})
-    for n, rowid, b, dl, _, line, ts, who, session, file_path, _ in rows:  # (others are left out above)
+    for n, rowid, b, dl, _, line, ts, who, session, file_path, asked, _ in rows:  # (others are left out above)
         tf = b if counts[n] is None else counts[n](b, dl)
-        out.append(Candidate(session, file_path, line, ts, index.WHO[who], dl, (tf,), idx, rowid))
+        out.append(Candidate(session, file_path, line, ts, index.WHO[who], dl, (tf,), idx, rowid, asked))
 
 
 # From how many rows (every shard's) a one-token term's counts are read from FTS5's instance

@@ -11,6 +11,9 @@ by the same BM25 as a turn, its length against the average turn's times the wind
 (1 plus the weights of the neighbours it has): a session of one turn is scored as before.
 A CJK character's extra score (search.backoff) is carried over with the same weights.
 
+A turn that ends in a question mark scores ASKING times its score for a question: it asks
+rather than answers (the answer is its neighbour, which it lifts all the same).
+
 A question that names a date (anima.recall.ask) raises each turn's score by up to DATE_WEIGHT
 times, the more the nearer the turn is to the span named (exp(-days / DATE_DAYS), days 0
 inside it).
@@ -27,6 +30,7 @@ WEIGHTS = (0.5, 0.35, 0.25, 0.15)
 POOL = 200
 DATE_WEIGHT = 1.0
 DATE_DAYS = 7.0
+ASKING = 0.8
 
 
 class Turns:
@@ -44,23 +48,24 @@ class Turns:
 
         if c.path not in self._files:
             self._files[c.path] = self._read(c)
-        return [ranking.Candidate(c.session, c.path, line, ts, who, dl, None, c.source, rowid)
-                for rowid, line, ts, who, dl in self._files[c.path]]
+        return [ranking.Candidate(c.session, c.path, line, ts, who, dl, None, c.source, rowid, asked)
+                for rowid, line, ts, who, dl, asked in self._files[c.path]]
 
     def _read(self, c) -> list[tuple]:
-        """(rowid, line, ts, who, dl) of every turn of c's file, read once a run."""
+        """(rowid, line, ts, who, dl, asks) of every turn of c's file, read once a run."""
         from anima.recall import index
 
         if self.idx is not None and c.source is self.idx:
             if self._ids is None:
                 self._ids = {p: i for i, (p, _) in self.idx.covered().items()}
-            rows = self.idx.con.execute("SELECT id, line, ts, who, dl FROM turns WHERE file = ? ORDER BY line",
+            rows = self.idx.con.execute("SELECT id, line, ts, who, dl, asks FROM turns WHERE file = ? ORDER BY line",
                                         (self._ids[c.path],))
-            return [(rowid, line, ts, index.WHO[who], dl) for rowid, line, ts, who, dl in rows]
-        from anima.recall import fts, sessions
+            return [(rowid, line, ts, index.WHO[who], dl, asked) for rowid, line, ts, who, dl, asked in rows]
+        from anima.recall import fts, ranking, sessions
 
         session = sessions.read_session(c.path, None, 0, lambda m: None)
-        return [(0, t.line, t.ts, t.who, fts.token_count(t.text)) for t in (session.turns if session else [])]
+        return [(0, t.line, t.ts, t.who, fts.token_count(t.text), ranking.asks(t.text))
+                for t in (session.turns if session else [])]
 
     def fill(self, q, turns: list) -> None:
         """Give term counts to those of `turns` that have none: zeros for a scanned file (its
@@ -127,6 +132,8 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
         score = sum(idf * tf * (ranking.K1 + 1) / (tf + k) for idf, tf in zip(idfs, tfw, strict=True) if tf) + bonus
         if q.near:
             score *= 1 + DATE_WEIGHT * math.exp(-_days(c.ts, q.near) / DATE_DAYS)
+        if q.asked and c.asks:
+            score *= ASKING
         if score > 0:
             results.append(ranking.Result(c, score, [t for t, tf in zip(q.raw, c.tfs, strict=True) if tf],
                                          not all(c.tfs)))
