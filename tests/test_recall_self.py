@@ -12,7 +12,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from conftest import act, snapshot
+from conftest import NOW_TS, act, file_time, snapshot
 
 DAY1 = "2026-11-30T10:00:00Z"
 NIGHT = "2026-12-01T04:00:00Z"  # consolidate: the day archived, memories and the autobiography written
@@ -26,7 +26,7 @@ THOUGHT = "I keep thinking about the lighthouse Bob described."
 def anima(anima_bin, *args, input=None, now=DAY2, code=0):
     proc = subprocess.run([anima_bin, *args], input=input, capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, ANIMA_NOW=now))
-    assert proc.returncode == code, (args, proc.returncode, proc.stderr)
+    assert code is None or proc.returncode == code, (args, proc.returncode, proc.stderr)
     return proc
 
 
@@ -205,3 +205,128 @@ def test_the_tool_over_mcp_with_the_sdk_client(anima_bin, lived, tmp_path):
     assert result.structured_content == expected and expected["relaxed"] is True
     assert {r["kind"] for r in expected["results"]} == {"now", "diary", "autobiography", "memories", "archive"}
     assert json.loads(result.content[0].text) == expected
+
+
+def test_the_cache_of_totals_changes_no_answer(anima_bin, lived):
+    """cache/past.json keeps each file's totals; a search gives the same answer without it, with
+    it, and once a file it describes has changed (its new paragraph found, its totals anew)."""
+    queries = [["Coco"], ["lighthouse", "zebra"], ["rust"], ["Alice", "dog"], ["heard", "Bob"]]
+
+    def answers():
+        return [anima(anima_bin, "recall", "--self", "--json", *q, code=None).stdout for q in queries]
+
+    cold = answers()
+    cache = os.path.join(lived, "cache", "past.json")
+    with open(cache, encoding="utf-8") as f:
+        files = json.load(f)["files"]
+    assert {"self/stream/archive/2026-11-30.md", "self/diary/2026-11-30.md", "self/memories/rust.md"} <= set(files)
+    assert answers() == cold
+    os.remove(cache)
+    assert answers() == cold
+    act(lived, "diary.write", {"text": "Bob sent a photo of the lighthouse at night."}, now=NOW_TS + 600)
+    anima(anima_bin, "dispatch", now=DAY2)
+    after = [json.loads(x) for x in anima(anima_bin, "recall", "--self", "--json", "lighthouse").stdout.splitlines()]
+    assert [(r["file"], r["line"], r["time"]) for r in after if r["kind"] == "diary"] == \
+        [("self/diary/2026-11-30.md", 7, "21:15")]
+    with open(cache, encoding="utf-8") as f:
+        assert json.load(f)["files"]["self/diary/2026-11-30.md"]["units"] == 2
+    os.remove(cache)
+    again = [json.loads(x) for x in anima(anima_bin, "recall", "--self", "--json", "lighthouse").stdout.splitlines()]
+    assert again == after
+
+
+def test_paragraphs_lines_and_dates():
+    from anima.recall.past import paragraphs
+
+    text = ("# What Alice said to me\n\n- 2026-11-30 10:00 (chat) one\n- 2026-11-29: two\n  more of two\n"
+            "- three\n\nfree text\nstill it\n")
+    got = [(u.line, u.date, u.time, u.text, u.context) for u in paragraphs(text, "memories", "m.md", None, "about_alice")]
+    assert got == [(3, "2026-11-30", "10:00", "- 2026-11-30 10:00 (chat) one", "What Alice said to me"),
+                   (4, "2026-11-29", None, "- 2026-11-29: two\n  more of two", "What Alice said to me"),
+                   (6, None, None, "- three", "What Alice said to me"),
+                   (8, None, None, "free text\nstill it", "What Alice said to me")]
+    [plain] = paragraphs("I know Rust now.\n\n", "memories", "rust.md", None, "rust")
+    assert (plain.context, plain.searched) == ("rust", "rust\nI know Rust now.")
+    stream = "before any heading\n\n## 2026-11-30 23:59\n\nlate\n\n## 2026-12-01 00:01\n\nfirst\nsecond\n\n"
+    assert [(u.line, u.date, u.time, u.text) for u in paragraphs(stream, "archive", "a.md", "2026-11-30")] == [
+        (1, "2026-11-30", None, "before any heading"), (5, "2026-11-30", "23:59", "late"),
+        (9, "2026-12-01", "00:01", "first\nsecond")]
+    diary = "## 21:05\n\nToday.\r\n\r\n## 25:99\n\nNo time.\n"
+    assert [(u.line, u.date, u.time, u.text) for u in paragraphs(diary, "diary", "d.md", "2026-11-30")] == [
+        (3, "2026-11-30", "21:05", "Today."), (7, "2026-11-30", "21:05", "No time.")]
+    entry = '---\nid: "2026-11-30"\ndate: "2026-11-30"\n---\nOn that day.\n\nLater.\n'
+    assert [(u.line, u.date, u.text) for u in paragraphs(entry, "autobiography", "e.md", "2026-11-30")] == [
+        (5, "2026-11-30", "On that day."), (7, "2026-11-30", "Later.")]
+
+
+def reference(home, terms):
+    """Every paragraph of every file into FTS5, none left out beforehand: what the search must
+    answer whatever its needles, sieves and cache skip."""
+    from anima.infra import fs
+    from anima.recall import fts, past
+    from anima.recall import search as recall
+
+    q, st, memory, units = recall.Query(terms), None, fts.Memory(), []
+    st = recall.Stats(len(q.matches))
+    for kind, path, day, topic in past.files(home):
+        for u in past.paragraphs(fs.read_text(path) or "", kind, os.path.relpath(path, home.root), day, topic):
+            st.turns += 1
+            st.tokens += fts.token_count(u.searched)
+            memory.add(u.searched)
+            units.append(u)
+    rows = [memory.phrase_rows(m) for m in q.matches]
+    cands = []
+    for r in sorted(set().union(*rows)):
+        for i, found in enumerate(rows):
+            st.df[i] += r in found
+        u = units[r - 1]
+        size = next(found[r][1] for found in rows if r in found)
+        cands.append(recall.Candidate(u.file, u.file, u.line, u.ts or 0.0, "me", size,
+                                      tuple(found[r][0] if r in found else 0 for found in rows), memory, r))
+    return [(r.c.session, r.c.line, round(r.score, 9), r.relaxed) for r in recall.rank(cands, st, q, 10, False)]
+
+
+def test_what_the_needles_and_the_cache_skip_could_never_match(home):
+    """Random homes of every kind (words, CJK, digits touching CJK, phrases across lines): the
+    search's answer, with a cold cache and a warm one, is the reference's."""
+    import random
+
+    from anima.infra.home import Home
+    from anima.recall import past
+
+    rng = random.Random(17)
+    vocab = ["tea", "teas", "steam", "Alice", "alice's", "dog", "Coco", "标记77号", "绿茶", "绿", "茶", "77", "me",
+             "2026", "park", "parked", "car", "café", "x"]
+
+    def words(n):
+        return " ".join(rng.choice(vocab) for _ in range(n))
+
+    for trial in range(6):
+        root = home / f"h{trial}"
+        for rel in ("self/stream/archive", "self/diary", "self/memories", "self/autobiography"):
+            (root / rel).mkdir(parents=True)
+        for d in range(1, 4):
+            (root / f"self/stream/archive/2026-11-0{d}.md").write_text(
+                "".join(f"## 2026-11-0{d} 1{k}:00\n\n{words(8)}\n{words(3)}\n\n" for k in range(5)), encoding="utf-8")
+            (root / f"self/diary/2026-11-0{d}.md").write_text(f"## 21:0{d}\n\n{words(12)}\n\n", encoding="utf-8")
+        (root / "self/memories/about_alice.md").write_text(
+            "# What Alice said to me\n\n" + "".join(f"- 2026-11-0{1 + k % 3} 10:00 {words(6)}\n" for k in range(8)),
+            encoding="utf-8")
+        (root / "self/memories/park.md").write_text(f"{words(5)}\n\n{words(5)}\n\n", encoding="utf-8")
+        # its topic's word is in no line: a phrase that runs on from it is found only by reading
+        (root / "self/memories/rust.md").write_text("".join(f"{words(4)}\n\n" for _ in range(6)), encoding="utf-8")
+        (root / "self/autobiography/2026-11-01.md").write_text(f'---\nid: "2026-11-01"\n---\n{words(20)}\n',
+                                                              encoding="utf-8")
+        (root / "self/stream/now.md").write_text(f"## 2026-11-04 09:00\n\n{words(10)}\n\n", encoding="utf-8")
+        for dirpath, _, names in os.walk(root):
+            for name in names:  # settled, as a day's files are: the cache takes them
+                os.utime(os.path.join(dirpath, name), ns=(int(file_time(-60) * 1e9),) * 2)
+        h = Home(str(root))
+        for _ in range(20):
+            terms = [rng.choice(vocab + ["me 2026", "alice me", "parked car", "绿茶 dog", "rust tea", "rust dog", "rust 77"]) for _ in range(rng.randint(1, 3))]
+            want = reference(h, terms)
+            for _ in ("cold", "warm"):
+                got = [(x.unit.file, x.unit.line, round(x.score, 9), x.relaxed)
+                       for x in past.search(h, terms, None, 10, lambda m: None)]
+                assert got == want, terms
+                assert (root / "cache/past.json").exists()

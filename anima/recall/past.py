@@ -54,11 +54,10 @@ class Unit:
 
     @property
     def ts(self) -> float | None:
-        import calendar  # (not at import time: anima.host.tools takes KINDS from here)
-
         if self.date is None:
             return None
-        return float(calendar.timegm(time.strptime(f"{self.date} {self.time or '00:00'}", "%Y-%m-%d %H:%M")))
+        hh, _, mm = (self.time or "").partition(":")
+        return _moment(self.date, hh or None, mm or None)
 
 
 class Hit:
@@ -66,15 +65,31 @@ class Hit:
         self.unit, self.score, self.terms, self.relaxed = unit, score, terms, relaxed
 
 
+_MOMENTS: dict[tuple, float | None] = {}
+
+
+def _moment(day: str | None, hh: str | None = None, mm: str | None = None) -> float | None:
+    """Seconds since the epoch of DAY HH:MM (UTC; midnight without a time), None when it is no
+    date (or no time). Kept: a file holds a few days and hours, and strptime costs ~10 µs."""
+    key = (day, hh, mm)
+    if key not in _MOMENTS:
+        import calendar
+
+        try:
+            moment = time.strptime(f"{day or '2000-01-01'} {hh or '00'}:{mm or '00'}", "%Y-%m-%d %H:%M")
+            _MOMENTS[key] = float(calendar.timegm(moment))
+        except ValueError:
+            _MOMENTS[key] = None
+    return _MOMENTS[key]
+
+
 def _valid(day: str | None, hh: str | None = None, mm: str | None = None) -> bool:
-    try:
-        if day is not None:
-            time.strptime(day, "%Y-%m-%d")
-        if hh is not None:
-            time.strptime(f"{hh}:{mm}", "%H:%M")
-        return True
-    except ValueError:
-        return False
+    return _moment(day, hh, mm) is not None
+
+
+def topic_words(topic: str) -> str:
+    """A memory topic's name as words: about_alice is "about alice"."""
+    return topic.replace("_", " ").replace("-", " ")
 
 
 def paragraphs(text: str, kind: str, file: str, day: str | None, topic: str = "") -> list[Unit]:
@@ -88,7 +103,7 @@ def paragraphs(text: str, kind: str, file: str, day: str | None, topic: str = ""
             start = close + 1
     out: list[Unit] = []
     date, at = day, None
-    context = topic.replace("_", " ").replace("-", " ") if kind == "memories" else ""
+    context = topic_words(topic) if kind == "memories" else ""
     first, block, when = 0, [], (day, None)
 
     def close():
@@ -153,14 +168,18 @@ def files(home) -> list[tuple[str, str, str | None, str]]:
     return found
 
 
-def units(home, warn) -> list[Unit]:
-    """Every paragraph of every file searched; a file that cannot be read (not UTF-8, a link)
-    is skipped with a warning, as a damaged transcript is."""
-    from anima.infra import fs
+CACHE_FORMAT = 1
+
+
+def _read(home, warn):
+    """(kind, path relative to the home, text, day, topic, signature, when it was examined) of
+    every file searched; a file that cannot be read (not UTF-8, a link) is skipped with a
+    warning, as a damaged transcript is."""
+    from anima.infra import clock, fs
     from anima.infra.errors import AnimaError
 
-    out = []
     for kind, path, day, topic in files(home):
+        started, sig = clock.files_now_ns(), fs.signature(path)
         try:
             text = fs.read_text(path)
         except AnimaError as e:
@@ -170,13 +189,42 @@ def units(home, warn) -> list[Unit]:
             warn(f"{path}: {e.strerror or e}; skipped")
             continue
         if text:
-            out += paragraphs(text, kind, os.path.relpath(path, home.root), day, topic)
-    return out
+            yield kind, path, text, day, topic, sig, started
+
+
+def _cached(home) -> dict:
+    """cache/past.json's {file: {"sig", "units", "tokens"}}, or nothing when there is none to use."""
+    from anima.infra import fs, jsontext
+
+    try:
+        doc = jsontext.loads(fs.read_cache(os.path.join(home.cache, "past.json")) or b"null")
+    except ValueError:
+        return {}
+    if isinstance(doc, dict) and doc.get("v") == CACHE_FORMAT and isinstance(doc.get("files"), dict):
+        return doc["files"]
+    return {}
+
+
+def _holds(text: str, needles: list) -> bool:
+    """Whether `text` may hold a term: all of one term's needles in its lower-cased bytes."""
+    low = text.lower().encode("utf-8")
+    return any(found is None or all(n in low for n in found) for found in needles)
 
 
 def search(home, terms: list[str], since: float | None, limit: int, warn) -> list[Hit]:
     """The best `limit` paragraphs for `terms` (anima.recall.search.Query's terms), those
-    dated before `since` (and undated ones, when it is given) left out."""
+    dated before `since` (and undated ones, when it is given) left out.
+
+    Only the files that may hold a term are cut into paragraphs, as the transcripts' scan
+    narrows its turns before FTS5 decides: a file's paragraphs are in its text, so a file
+    without every needle of some term (anima.recall.search.needles) has no paragraph holding
+    one, and the paragraphs of the others are narrowed down by the terms' sieves; a file left
+    out gives its totals (how many paragraphs, how many tokens) from cache/past.json while its
+    signature holds. A memory is searched with its heading or topic, which a term of several
+    tokens may run on from: such a term reads every memory."""
+    import json
+
+    from anima.infra import fs
     from anima.infra.errors import UsageError
     from anima.recall import fts
     from anima.recall import search as recall
@@ -184,20 +232,40 @@ def search(home, terms: list[str], since: float | None, limit: int, warn) -> lis
     q = recall.Query(terms)
     if not q.raw:
         raise UsageError("give at least one search term (letters, digits or CJK characters)")
-    # what could hold a term, as the transcripts' scan narrows its turns before FTS5 decides
     words = sorted({tok for t in q.raw for tok in recall.tokens(t) if tok.isascii()})
     stems = fts.stems(words) if words else {}
     sieves = [recall.sieve(t, stems) for t in q.raw]
+    needles = [recall.needles(t, stems) for t in q.raw]
+    phrases = any(len(recall.tokens(t)) > 1 for t in q.raw)
     st = recall.Stats(len(q.matches))
     memory = fts.Memory()
     kept: list[Unit] = []
-    for u in units(home, warn):
-        st.turns += 1
-        st.tokens += fts.token_count(u.searched)
-        spaced = fts.body(u.searched)
-        if any(s.search(spaced) for s in sieves):
-            memory.add_body(spaced)
-            kept.append(u)
+    known, totals = _cached(home), {}
+    for kind, path, text, day, topic, sig, started in _read(home, warn):
+        rel = os.path.relpath(path, home.root)
+        may = _holds(text, needles) or kind == "memories" and (phrases or _holds(topic_words(topic), needles))
+        entry = known.get(rel)
+        if not may and isinstance(entry, dict) and entry.get("sig") == sig \
+                and isinstance(entry.get("units"), int) and isinstance(entry.get("tokens"), int):
+            st.turns += entry["units"]
+            st.tokens += entry["tokens"]
+            totals[rel] = entry
+            continue
+        found = paragraphs(text, kind, rel, day, topic)
+        tokens = 0
+        for u in found:
+            spaced = fts.body(u.searched)
+            tokens += fts.count_tokens(spaced)  # (token_count's count, with a simpler pattern once spaced)
+            if may and any(s.search(spaced) for s in sieves):
+                memory.add_body(spaced)
+                kept.append(u)
+        st.turns += len(found)
+        st.tokens += tokens
+        if fs.settled([sig], started) and fs.signature(path) == sig:
+            totals[rel] = {"sig": sig, "units": len(found), "tokens": tokens}
+    if totals != known:
+        fs.write_cache(os.path.join(home.cache, "past.json"),
+                       json.dumps({"v": CACHE_FORMAT, "files": totals}, ensure_ascii=False))
     rows = [memory.phrase_rows(m) for m in q.matches]
     cands, by_row = [], {}
     for r in sorted(set().union(*rows)):
