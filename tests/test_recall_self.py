@@ -155,6 +155,15 @@ def test_a_file_that_is_not_utf8_is_skipped_with_a_warning(anima_bin, lived):
     assert len(rows(proc.stdout)) == 4
 
 
+def test_a_linked_directory_is_skipped_with_a_warning(anima_bin, lived, tmp_path):
+    os.rename(os.path.join(lived, "self/diary"), tmp_path / "elsewhere")
+    os.symlink(tmp_path / "elsewhere", os.path.join(lived, "self/diary"))
+    proc = anima(anima_bin, "recall", "--self", "Coco")
+    assert proc.stderr == (f"anima: warning: {lived}/self/diary: is a symbolic link; anima reads and writes only "
+                           "plain files here; skipped\n")
+    assert [k for _, _, _, k, _ in rows(proc.stdout)] == ["autobiography", "memories", "archive"]
+
+
 def test_chinese_by_characters_as_the_transcripts_are(anima_bin, home):
     anima(anima_bin, "init", "--lang", "zh", now=DAY1)
     act(home, "diary.write", {"text": "今天我和小明去看了比赛，很开心。"})

@@ -141,29 +141,39 @@ def paragraphs(text: str, kind: str, file: str, day: str | None, topic: str = ""
     return out
 
 
-def files(home) -> list[tuple[str, str, str | None, str]]:
-    """(kind, path, the day it is named after, topic) of every file searched, in order."""
+def files(home, warn=lambda message: None) -> list[tuple[str, str, str | None, str]]:
+    """(kind, path, the day it is named after, topic) of every file searched, in order; a
+    directory that cannot be listed (a link in its place) is skipped with a warning."""
     from anima.infra import fs
+    from anima.infra.errors import AnimaError
     from anima.self import autobiography, diary, memories
 
-    def listed(directory: str, pattern) -> list[str]:
+    def each(directory: str, names) -> list:
         try:
-            return sorted(n for n in fs.listdir(directory) if pattern.fullmatch(n))
-        except (FileNotFoundError, NotADirectoryError):
+            return names()
+        except AnimaError as e:
+            warn(f"{e}; skipped")
+        except (NotADirectoryError, PermissionError):
+            warn(f"{directory}: not a directory anima can read; skipped")
+        return []
+
+    def archived() -> list[str]:
+        try:
+            return sorted(n for n in fs.listdir(archive) if diary.DATE.fullmatch(n[:-3]) and n.endswith(".md"))
+        except FileNotFoundError:
             return []
 
     found = []
-    for name in autobiography.names(home):
+    for name in each(autobiography.directory(home), lambda: autobiography.names(home)):
         found.append(("autobiography", os.path.join(autobiography.directory(home), name),
                       _DAY_NAME.fullmatch(name)[1], ""))
     archive = home.path("self", "stream", "archive")
-    for name in listed(archive, _DAY_NAME):
-        if "." not in name[:-3]:
-            found.append(("archive", os.path.join(archive, name), name[:-3], ""))
+    for name in each(archive, archived):
+        found.append(("archive", os.path.join(archive, name), name[:-3], ""))
     found.append(("now", home.path("self", "stream", "now.md"), None, ""))
-    for topic, _ in memories.topics(home):
+    for topic, _ in each(memories.directory(home), lambda: memories.topics(home)):
         found.append(("memories", os.path.join(memories.directory(home), topic + ".md"), None, topic))
-    for day in diary.dates(home):
+    for day in each(diary.directory(home), lambda: diary.dates(home)):
         found.append(("diary", os.path.join(diary.directory(home), day + ".md"), day, ""))
     return found
 
@@ -178,7 +188,7 @@ def _read(home, warn):
     from anima.infra import clock, fs
     from anima.infra.errors import AnimaError
 
-    for kind, path, day, topic in files(home):
+    for kind, path, day, topic in files(home, warn):
         started, sig = clock.files_now_ns(), fs.signature(path)
         try:
             text = fs.read_text(path)
