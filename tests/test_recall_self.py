@@ -155,7 +155,14 @@ def test_a_file_that_is_not_utf8_is_skipped_with_a_warning(anima_bin, lived):
     assert len(rows(proc.stdout)) == 4
 
 
-def test_a_linked_directory_is_skipped_with_a_warning(anima_bin, lived, tmp_path):
+def test_a_linked_file_or_directory_is_skipped_with_a_warning(anima_bin, lived, tmp_path):
+    (tmp_path / "linked.md").write_text("## 08:00\n\nCoco far away.\n", encoding="utf-8")
+    os.symlink(tmp_path / "linked.md", os.path.join(lived, "self/diary/2026-11-28.md"))
+    proc = anima(anima_bin, "recall", "--self", "Coco")
+    assert proc.stderr == (f"anima: warning: {lived}/self/diary/2026-11-28.md: is a symbolic link; anima reads and "
+                           "writes only plain files here; skipped\n")
+    assert len(rows(proc.stdout)) == 4
+    os.remove(os.path.join(lived, "self/diary/2026-11-28.md"))
     os.rename(os.path.join(lived, "self/diary"), tmp_path / "elsewhere")
     os.symlink(tmp_path / "elsewhere", os.path.join(lived, "self/diary"))
     proc = anima(anima_bin, "recall", "--self", "Coco")

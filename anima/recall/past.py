@@ -61,6 +61,8 @@ class Unit:
 
 
 class Hit:
+    """A paragraph found: its score, the terms it holds, whether it was found relaxed."""
+
     def __init__(self, unit: Unit, score: float, terms: list[str], relaxed: bool):
         self.unit, self.score, self.terms, self.relaxed = unit, score, terms, relaxed
 
@@ -98,9 +100,9 @@ def paragraphs(text: str, kind: str, file: str, day: str | None, topic: str = ""
     lines = text.split("\n")
     start = 0
     if kind == "autobiography" and lines and lines[0].rstrip() == "---":
-        close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
-        if close is not None:
-            start = close + 1
+        end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+        if end is not None:
+            start = end + 1
     out: list[Unit] = []
     date, at = day, None
     context = topic_words(topic) if kind == "memories" else ""
@@ -182,15 +184,16 @@ CACHE_FORMAT = 1
 
 
 def _read(home, warn):
-    """(kind, path relative to the home, text, day, topic, signature, when it was examined) of
+    """(kind, path, text, day, topic, signature, when it was examined) of
     every file searched; a file that cannot be read (not UTF-8, a link) is skipped with a
     warning, as a damaged transcript is."""
     from anima.infra import clock, fs
     from anima.infra.errors import AnimaError
 
     for kind, path, day, topic in files(home, warn):
-        started, sig = clock.files_now_ns(), fs.signature(path)
+        started = clock.files_now_ns()
         try:
+            sig = fs.signature(path)
             text = fs.read_text(path)
         except AnimaError as e:
             warn(f"{e}; skipped")
