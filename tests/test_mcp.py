@@ -135,7 +135,7 @@ def test_the_baseline_is_proposed_over_mcp_as_over_call(anima_bin, tmp_path):
 
 
 # What each tool's MCP hints promise, as anima-mcp(1) gives them: (readOnly, destructive, idempotent).
-HINTS = {"self_note": (False, False, False), "memory_recall": (True, False, True),
+HINTS = {"self_note": (False, False, False), "memory_recall": (True, False, True), "self_recall": (True, False, True),
          "memory_stage": (False, False, True), "get_self_blocks": (True, False, True),
          "update_self_block": (False, False, True), "outbox_take": (False, False, False),
          "outbox_ack": (False, True, True)}
@@ -177,6 +177,7 @@ def test_every_tool_keeps_its_output_schema_and_its_hints(anima_bin, tmp_path, h
 
         await call("self_note", {"text": "I check the transcripts before I answer from memory."})
         [hit] = (await call("memory_recall", {"terms": ["barley"], "limit": None, "who": None, "since": None}))["results"]
+        await call("self_recall", {"query": "barley tea", "limit": None, "since": None})
         await call("memory_stage", {"session": hit["session"], "line": hit["line"], "quote": "Green tea after dinner",
                                     "tags": None, "importance": None})
         await call("get_self_blocks", {"key": None})
@@ -267,7 +268,7 @@ def test_stdout_is_only_the_protocol_and_eof_ends_it(anima_bin, tmp_path):
     assert replies[1]["result"]["structuredContent"]["exit"] == 2
     assert replies[2]["error"] == {"code": -32602, "message": "no such resource: anima://nothing"}
     assert proc.stderr == "anima: unknown tool 'approve'; tools: " \
-        "self_note, memory_recall, memory_stage, get_self_blocks, update_self_block, outbox_take, outbox_ack\n"
+        "self_note, memory_recall, self_recall, memory_stage, get_self_blocks, update_self_block, outbox_take, outbox_ack\n"
 
 
 def test_each_tool_call_is_its_own_commit(anima_bin, tmp_path, monkeypatch):

@@ -24,14 +24,14 @@ def call(run, name, args):
 def test_schemas_are_openai_function_tools(run):
     schemas = json.loads(run("tools", "--json").stdout)
     assert [s["function"]["name"] for s in schemas] == [
-        "self_note", "memory_recall", "memory_stage", "get_self_blocks", "update_self_block", "outbox_take",
-        "outbox_ack"]
+        "self_note", "memory_recall", "self_recall", "memory_stage", "get_self_blocks", "update_self_block",
+        "outbox_take", "outbox_ack"]
     for s in schemas:
         assert s["type"] == "function"
         params = s["function"]["parameters"]
         assert params["type"] == "object" and set(params["required"]) <= set(params["properties"])
     names = [line.split("\t")[0] for line in run("tools").stdout.splitlines()]
-    assert "approve" not in names and len(names) == 7
+    assert "approve" not in names and len(names) == 8
 
 
 def objects(schema):

@@ -23,7 +23,7 @@ TOKEN_ENV = "ANIMA_MCP_TOKEN"
 def cli(home, cwd, address, token_file, allow_remote):
     """Serve the agent's tools and the prompt to an MCP host, over stdin and stdout or HTTP.
 
-    Tools: self_note, memory_recall, memory_stage, get_self_blocks, update_self_block,
+    Tools: self_note, memory_recall, self_recall, memory_stage, get_self_blocks, update_self_block,
     outbox_take, outbox_ack (as `anima call` runs them). Resources: anima://prompt (what `anima prompt` prints) and
     anima://self/KEY for each block; prompt: anima. A host starts it; for Claude Code:
     `claude mcp add anima -- anima mcp`. Ends when stdin closes. With --http it serves

@@ -20,8 +20,11 @@ from anima.infra.errors import UsageError
               help="One question in plain language per stdin line (as --ask); NDJSON out, each result with `query`.")
 @click.option("--facts", "in_facts", is_flag=True,
               help="Search the approved facts instead: ID, approved, tags, text (never retired ones).")
+@click.option("--self", "in_self", is_flag=True,
+              help="Search my own past instead (autobiography, stream, memories, diary): FILE, LINE, DATE, KIND, "
+                   "SNIPPET.")
 @click.pass_obj
-def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, in_facts):
+def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, in_facts, in_self):
     """Search the transcripts for TERMS; print where each was said.
 
     Turns that hold every term come first, then turns with some of them (relaxed); a turn is
@@ -35,6 +38,9 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, in_f
     from anima.recall import search as recall
 
     cfg = config.load(home.config)
+    if in_self:
+        return _search_self(home, cfg, ask.parse(question).terms if question is not None else terms, limit, since,
+                            who, as_json, batch, in_facts)
     if batch and in_facts:
         raise UsageError("--facts searches for TERMS; it does not take --batch")
     if sum(map(bool, (terms, question is not None, batch))) > 1:
@@ -79,5 +85,22 @@ def _search_facts(home, query, limit, as_json):
             out_json({**f, "relaxed": relaxed})
         else:
             out(f"{f['id']}\t{approved[:10]}\t{','.join(f.get('tags', []))}\t{f['text']}\n")
+    if not found:
+        sys.exit(1)
+
+
+def _search_self(home, cfg, terms, limit, since, who, as_json, batch, in_facts):
+    from anima.recall import past
+    from anima.recall.search import parse_since
+
+    for given, name in ((in_facts, "--facts"), (who, "--who"), (batch, "--batch")):
+        if given:
+            raise UsageError(f"--self searches my own past for TERMS; it does not take {name}")
+    found = past.search(home, list(terms), parse_since(since), limit or cfg["recall.limit"],
+                        lambda m: warn(f"warning: {m}"))
+    if found and found[0].relaxed:
+        warn("no paragraph has every term; showing paragraphs with any of them (relaxed)")
+    for h in found:
+        out_json(past.as_json(h)) if as_json else out(past.as_line(h, cfg["recall.snippet_chars"]))
     if not found:
         sys.exit(1)

@@ -18,9 +18,10 @@ from anima.infra import jsontext
 def tools(as_json, strict, shape):
     """List the tools an agent may call: NAME<TAB>description, or --json the schemas.
 
-    self_note, memory_recall, memory_stage, get_self_blocks, update_self_block (which only
-    proposes a change to personality_baseline), outbox_take, outbox_ack. Approving,
-    retiring, promoting and accepting a proposal are a person's commands, never tools.
+    self_note, memory_recall, self_recall (her own past), memory_stage, get_self_blocks,
+    update_self_block (which only proposes a change to personality_baseline), outbox_take,
+    outbox_ack. Approving, retiring, promoting and accepting a proposal are a person's
+    commands, never tools.
     """
     from anima.host import tools as table
 

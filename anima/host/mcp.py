@@ -24,7 +24,8 @@ PROMPT_DESCRIPTION = ("What `anima prompt` prints: the self blocks, self-notes, 
                       "and the project context. Put it into the system prompt.")
 INSTRUCTIONS = ("anima keeps your persistent first-person self. Read the resource anima://prompt (or the "
                 "prompt 'anima') into your system prompt; use the tools to write self-notes, recall past "
-                "conversations, propose facts about the user, read or rewrite your self blocks, "
+                "conversations and your own past (self_recall), propose facts about the user, read or "
+                "rewrite your self blocks, "
                 "propose a change to your personality baseline, which a person accepts, and take the "
                 "replies you decided from your outbox (outbox_take), acknowledging each once sent "
                 "(outbox_ack).")

@@ -4,14 +4,15 @@ One table, TOOLS, says each tool's arguments, its result and its MCP hints; ever
 takes is made from it: OpenAI function calling (plain or strict), Anthropic's input_schema, MCP's
 input and output schemas and annotations.
 
-Only what the agent may do itself is a tool: write a self-note, search the transcripts,
-stage a fact, read its blocks, rewrite an unlocked block, propose a change to the personality
+Only what the agent may do itself is a tool: write a self-note, search the transcripts and
+her own past, stage a fact, read its blocks, rewrite an unlocked block, propose a change to the personality
 baseline, take the replies she decided from her outbox and acknowledge them once sent (a host
 whose model delivers them). Approving, retiring, promoting, accepting a proposal and forcing a
 locked block are a person's, and are not tools.
 """
 
 from anima.infra.errors import AnimaError, UsageError
+from anima.recall.past import KINDS
 
 
 class Tool:
@@ -40,6 +41,10 @@ _OR_NULL = {"anyOf": [_STR, {"type": "null"}]}
 _HIT = {"type": "object", "required": ["session", "line", "date", "who", "text", "score", "terms", "relaxed", "path"],
         "properties": {"session": _STR, "line": _INT, "date": _STR, "who": _STR, "text": _STR,
                        "score": {"type": "number"}, "terms": _IDS, "relaxed": _BOOL, "path": _STR}}
+_PAST = {"type": "object", "required": ["file", "line", "date", "time", "kind", "text", "score", "terms", "relaxed"],
+         "properties": {"file": _STR, "line": _INT, "date": _OR_NULL, "time": _OR_NULL,
+                        "kind": {"type": "string", "enum": list(KINDS)}, "text": _STR, "score": {"type": "number"},
+                        "terms": _IDS, "relaxed": _BOOL}}
 _BLOCK = {"type": "object", "required": ["key", "title", "locked", "body"],
           "properties": {"key": _STR, "title": _STR, "locked": _BOOL, "body": _STR}}
 _MESSAGE = {"type": "object", "required": ["id", "to", "text", "scene", "in_reply_to", "trace_id", "at", "action"],
@@ -65,6 +70,15 @@ TOOLS = [
           "since": {"type": "string", "description": "Only turns on or after this date (YYYY-MM-DD)."}},
          [],
          {"results": {"type": "array", "items": _HIT}, "relaxed": _BOOL}, ["results", "relaxed"], **READ),
+    Tool("self_recall",
+         "Search your own past: your autobiography, your stream and its archive, your memories and your "
+         "diary. Ask in plain words; paragraphs holding every word come first; if none does, those with "
+         "any (relaxed). Returns results with file, line, date, time, kind and text.",
+         {"query": {"type": "string", "description": "What to look for, in plain words."},
+          "limit": {"type": "integer", "description": "At most this many results (default 10)."},
+          "since": {"type": "string", "description": "Only paragraphs dated on or after this date (YYYY-MM-DD)."}},
+         ["query"],
+         {"results": {"type": "array", "items": _PAST}, "relaxed": _BOOL}, ["results", "relaxed"], **READ),
     Tool("memory_stage",
          "Propose a fact about the user from a real turn that memory_recall found: the session and line "
          "must exist and the quote must occur in that turn. A person approves it before it is used.",
@@ -213,6 +227,8 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
         [results] = recall.run(home, cfg, [q], filters, limit, True, warn)
         return {"results": [recall.as_json(r) for r in results],
                 "relaxed": bool(results) and results[0].relaxed}
+    if name == "self_recall":
+        return _self_recall(home, cfg, args, warn)
     if name == "memory_stage":
         from anima.facts.store import FactStore, Request, check_tags
         from anima.recall import sessions
@@ -251,6 +267,23 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
     except blocks.Unchanged:
         return {"key": args["key"], "changed": False}
     return {"key": args["key"], "changed": True, "previous_revision": rev}
+
+
+def _self_recall(home, cfg, args: dict, warn) -> dict:
+    from anima.recall import past
+    from anima.recall import search as recall
+
+    # the question's words as terms (each one a term, as --batch takes a line)
+    from anima.recall import ask
+
+    terms = ask.parse(args["query"]).terms
+    if not recall.Query(terms).raw:
+        raise UsageError("self_recall: give at least one word to look for")
+    limit = args.get("limit", cfg["recall.limit"])
+    if limit < 1:
+        raise UsageError("self_recall: 'limit' must be at least 1")
+    found = past.search(home, terms, recall.parse_since(args.get("since"), "self_recall: since"), limit, warn)
+    return {"results": [past.as_json(h) for h in found], "relaxed": bool(found) and found[0].relaxed}
 
 
 EVIDENCE = "the agent asked for it, with update_self_block"
