@@ -570,24 +570,30 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     from anima.infra.errors import Refused
     from anima.recall import index, sources
 
+    read = {} if sources.setting(cfg, "recall.sources", []) else None  # what each file gave, to name a silent source
     idx = None
     if cfg["index.enabled"] and os.path.exists(index.path(home)):
         try:
-            idx = index.Open(home, cfg, sources.session_files(home, cfg))
+            idx = index.Open(home, cfg)
         except index.Unusable as e:
             warn(f"{e}; scanning the transcripts instead")
         except Refused as e:  # the index is derived: a link in its place is no index, not a failed recall
             warn(f"{e}; scanning the transcripts instead")
     import sqlite3
 
-    read = {} if sources.setting(cfg, "recall.sources", []) else None  # what each file gave, to name a silent source
+    notes: list[str] = []  # said once, of the last answer (a recheck may ask again)
 
     def answer(idx):
-        found, stats = _search(home, cfg, queries, filters, idx, warn, note, limit, tiers, read)
+        notes.clear()
+        found, stats = _search(home, cfg, queries, filters, idx, warn, notes.append if note else None, limit,
+                               tiers, read)
         return [rank(c, st, q, limit, tiers) if q.raw else [] for c, st, q in zip(found, stats, queries, strict=True)]
 
     try:
         ranked = answer(idx)
+        # a file the index trusted without a stat is stat-ed before its text is read
+        if idx is not None and idx.recheck({r.c.path for rs in ranked for r in rs if r.c.source is idx}):
+            ranked = answer(idx)
     except sqlite3.DatabaseError as e:  # damage deeper than opening it showed
         if idx is None:
             raise
@@ -598,6 +604,8 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     finally:
         if idx is not None:
             idx.close()
+    for line in notes:
+        note(line)
     if read is not None:
         from anima.recall import silent
 
