@@ -478,3 +478,107 @@ def test_mixed_cjk_digit_and_latin_terms_match_alike_with_and_without_the_index(
     assert found >= set(range(len(whole)))
     if seed == 0:
         assert len(terms) - 1 in found
+
+
+def candidates(home, qs, idx, limit, tiers, filters):
+    """What recall's search finds for each query (anima.recall.search._search), from the
+    index (`idx`) or by a scan (None): (candidates, statistics) a query."""
+    from anima.infra import config
+    from anima.infra.home import Home
+    from anima.recall import search
+
+    h = Home(str(home))
+    found, stats = search._search(h, config.load(h.config), qs, filters, idx, lambda m: None, None, limit)
+    # (a scan keeps the turns the filters refuse too, for their neighbours: rank leaves them out)
+    return [[c for c in cs if filters.admit(c.ts, c.who)] for cs in found], stats
+
+
+def first_k(found, st, q, k, tiers):
+    """The first k candidates in the order recall ranks them: every term first, then the rest."""
+    from anima.recall import search
+
+    def order(c):  # (tiers order the results, not the pool the index is asked for)
+        return not all(c.tfs), -search.score(c, st, q), -c.ts, c.session, c.line
+
+    return sorted(found, key=order)[:k]
+
+
+def as_row(c):
+    return c.session, c.path, c.line, c.ts, c.who, c.dl, c.tfs
+
+
+@pytest.mark.parametrize(("seed", "subset_terms"), [(21, 6), (22, 6), (23, 6), (24, 2)])
+def test_the_index_finds_every_candidate_a_scan_ranks_first(run, home, seed, subset_terms, monkeypatch):
+    """A property of from_index, for queries of one to five terms (many hold some terms and
+    not all): every turn among the first K of a scan's candidates, in recall's order (all the
+    terms first, then the rest; tier, score, newer), is among the index's, with the same
+    counts; none of the index's is one the scan lacks; and the statistics are the same."""
+    from anima.infra import config
+    from anima.infra.home import Home
+    from anima.recall import index, search
+
+    monkeypatch.setattr(search, "SUBSET_TERMS", subset_terms)  # (past it, every row is read)
+    rng = random.Random(seed)
+    run("init", "--lang", "en")
+    generate(home, seed, sessions=10, turns=30)
+    assert run("index", "rebuild", "--jobs", "2").exit_code == 0
+    texts = []
+    for _ in range(12):
+        terms = rng.sample(WORDS, rng.randint(1, 4))
+        if rng.random() < 0.4:
+            terms.append(rng.choice(CJK) + rng.choice(CJK))
+        if rng.random() < 0.3:
+            terms.append(" ".join(rng.sample(WORDS, 2)))
+        texts.append(terms)
+    qs = [search.Query(t) for t in texts]
+    h = Home(str(home))
+    cfg = config.load(h.config)
+    for k, tiers, filters in ((1, True, search.Filters()), (5, False, search.Filters()),
+                              (40, True, search.Filters()), (200, True, search.Filters()),
+                              (20, True, search.Filters(who="me")),
+                              (30, False, search.Filters(since=search.parse_since("2026-11-05")))):
+        scanned, scan_stats = candidates(home, qs, None, k, tiers, filters)
+        assert all(filters.admit(c.ts, c.who) for cs in scanned for c in cs)
+        idx = index.Open(h, cfg)
+        try:
+            got, stats = candidates(home, qs, idx, k, tiers, filters)
+        finally:
+            idx.close()
+        for q, s_found, s_st, i_found, i_st in zip(qs, scanned, scan_stats, got, stats, strict=True):
+            assert (i_st.turns, i_st.tokens, i_st.df) == (s_st.turns, s_st.tokens, s_st.df), q.raw
+            want = k
+            mine = {as_row(c) for c in i_found}
+            assert mine <= {as_row(c) for c in s_found}, q.raw
+            assert {as_row(c) for c in first_k(s_found, s_st, q, want, tiers)} <= mine, (q.raw, k, tiers)
+    assert sum(len(c) for c in scanned) > 100
+
+
+def test_a_query_trusts_the_listing_until_a_directory_changes(run, home):
+    """Old sessions (more than index.RECHECK_HOURS before the update) are trusted without a
+    stat: a line appended to one is found after the next update, not before; a printed result
+    whose file changed is scanned anew; a new file is seen at once (its directory changed)."""
+    run("init", "--lang", "en")
+    old = write_session(home, "old", [("user", "the quiet river walk", "2026-10-01T00:00:00Z")])
+    other = write_session(home, "other", [("user", "a green garden", "2026-10-02T00:00:00Z")])
+    past = file_time(-3 * 86400)
+    for p in (old, other):
+        os.utime(p, (past, past))
+    os.utime(home / "sessions", (past, past))
+    assert run("index", "rebuild").exit_code == 0
+    assert run("recall", "river").stdout.startswith("old\t2\t")
+    with open(old, "a") as f:  # an old session resumed: its directory does not change
+        f.write(json.dumps({"role": "user", "content": "a quokka by the river", "ts": "2026-11-20T00:00:00Z"}) + "\n")
+    os.utime(old, (past + 1, past + 1))
+    r = run("recall", "quokka")
+    assert (r.exit_code, r.stdout) == (1, "")  # not yet: what the heartbeat's update catches up
+    r = run("recall", "river")  # but a result's file is stat-ed before its text is read
+    assert sorted(line.split("\t")[1] for line in r.stdout.splitlines()) == ["2", "3"]
+    assert "index is stale: 1 sessions changed or new" in r.stderr
+    assert run("index", "update").exit_code == 0
+    r = run("recall", "quokka")
+    assert (r.exit_code, r.stderr) == (0, "") and r.stdout.startswith("old\t3\t")
+    new = write_session(home, "new", [("user", "another quokka", "2026-11-21T00:00:00Z")])
+    os.utime(new, (past, past))
+    r = run("recall", "quokka")
+    assert [line.split("\t")[0] for line in r.stdout.splitlines()] == ["new", "old"]
+    assert "index is stale: 1 sessions changed or new" in r.stderr

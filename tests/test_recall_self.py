@@ -96,7 +96,8 @@ def test_a_memory_is_found_by_its_heading_too(anima_bin, lived):
     assert memory["file"] == "self/memories/about_alice.md" and not memory["relaxed"]
     assert memory["terms"] == ["Alice", "dog"] and "Alice" not in memory["text"]
     # and a memory written by memory.write, with no heading, by its topic's name
-    [rust] = [json.loads(x) for x in anima(anima_bin, "recall", "--self", "--json", "rust", "sense").stdout.splitlines()]
+    [rust, *rest] = [json.loads(x) for x in anima(anima_bin, "recall", "--self", "--json", "rust", "sense").stdout.splitlines()]
+    assert all(r["relaxed"] for r in rest)  # every term first, then the rest
     assert (rust["file"], rust["line"], rust["text"], rust["date"]) == ("self/memories/rust.md", 1, RUST, None)
 
 
@@ -184,7 +185,7 @@ def test_chinese_by_characters_as_the_transcripts_are(anima_bin, home):
 
 def test_the_tool_answers_as_the_command_does(anima_bin, lived):
     called = json.loads(anima(anima_bin, "call", "self_recall", input=json.dumps({"query": "Coco dog"})).stdout)
-    listed = [json.loads(x) for x in anima(anima_bin, "recall", "--self", "--json", "Coco", "dog").stdout.splitlines()]
+    listed = [json.loads(x) for x in anima(anima_bin, "recall", "--self", "--json", "--ask", "Coco dog").stdout.splitlines()]
     assert called == {"results": listed, "relaxed": False}
     strict = json.loads(anima(anima_bin, "call", "self_recall",
                               input=json.dumps({"query": "Coco", "limit": 1, "since": "2026-11-30"})).stdout)

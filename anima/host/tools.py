@@ -270,13 +270,10 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
 
 
 def _self_recall(home, cfg, args: dict, warn) -> dict:
-    from anima.recall import past
+    from anima.recall import ask, past
     from anima.recall import search as recall
 
-    # the question's words as terms (each one a term, as --batch takes a line)
-    from anima.recall import ask
-
-    terms = ask.parse(args["query"]).terms
+    terms = ask.parse(args["query"]).terms  # a question: function words dropped (anima.recall.ask)
     if not recall.Query(terms).raw:
         raise UsageError("self_recall: give at least one word to look for")
     limit = args.get("limit", cfg["recall.limit"])

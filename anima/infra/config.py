@@ -198,8 +198,9 @@ SETTINGS: dict[str, Setting] = {
     "recall.limit": Setting(10, "Results `anima recall` prints unless --limit says otherwise.", "int", 1, 100000),
     "recall.snippet_chars": Setting(120, "Characters of text around the match in a result line.", "int", 20, 10000),
     "index.enabled": Setting(
-        False, "Whether `anima recall` answers from the index (`anima index on|off`; on needs an "
-        "index that is up to date).", "bool"),
+        True, "Whether `anima recall` answers from the index, kept current by the heartbeat (`anima tick`), "
+        "which builds it first; without one, or with one it cannot read, recall scans (`anima index "
+        "on|off`; on needs an index that is up to date).", "bool"),
     "index.hot_minutes": Setting(
         5, "Sessions modified this recently are hot: never indexed, always scanned.", "int", 0, 100000),
     "index.jobs": Setting(2, "Processes `anima index rebuild` reads and tokenises with.", "int", 1, 64),

@@ -214,9 +214,13 @@ def _cold(sig, now_ns: int, hot_minutes: int) -> bool:
     return sig is not None and sig[0] <= now_ns - hot_minutes * 60 * 1_000_000_000
 
 
-def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None) -> Plan:
+def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None, known: dict | None = None) -> Plan:
+    """Which of `files` (every file listed) the index covers now, each stat-ed; with `known`
+    ({path: signature} of the files indexed), `files` are only those to check, the rest of
+    `known` trusted (quick_plan)."""
     now_ns = clock.files_now_ns() if now_ns is None else now_ns
-    known = dict(con.execute("SELECT path, sig FROM files"))
+    subset = known is not None
+    known = dict(con.execute("SELECT path, sig FROM files")) if known is None else known
     hot_before = now_ns - hot_minutes * 60 * 1_000_000_000
     result = Plan()
     stat, get, hot, stale, current = os.stat, known.get, result.hot.append, result.stale.append, result.current.add
@@ -232,9 +236,100 @@ def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None) -> 
             current(p)
         else:
             stale(p)
-    if len(result.current) < len(known):
+    if subset:  # the others are trusted: only what was checked and is not current is not covered
+        left = {p for p in files if p in known and p not in result.current}
+        if left:
+            result.others = sorted(i for i, p in con.execute("SELECT id, path FROM files") if p in left)
+    elif len(result.current) < len(known):
         result.missing = sorted(set(known).difference(files))
         result.others = sorted(i for i, p in con.execute("SELECT id, path FROM files") if p not in result.current)
+    return result
+
+
+# A file indexed and cold is trusted to be as indexed, without a stat, while the directories
+# it was listed in are unchanged (no file added, removed or renamed since: a directory's mtime
+# says so) and it was last modified more than RECHECK_HOURS before the listing (a session
+# resumed after a pause is most likely one of the recent ones, which are stat-ed every query).
+# What a query may then miss until the next update (the heartbeat's, every few minutes): new
+# lines of an older session. The files of the results printed are stat-ed before their text
+# is read (Open.recheck), so a changed one is scanned, never misread.
+RECHECK_HOURS = 24
+
+
+def _directories(home) -> dict[str, int]:
+    """{real path: mtime in ns} of sessions/ and every directory under it (as sources walks it)."""
+    from anima.recall import sources
+
+    out: dict[str, int] = {}
+    todo = [os.path.join(sources.home_root(home), "sessions")]
+    while todo:
+        top = os.path.realpath(todo.pop())
+        if top in out:
+            continue
+        try:
+            out[top] = os.stat(top).st_mtime_ns
+            entries = list(os.scandir(top))
+        except OSError:
+            out[top] = -1
+            continue
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if not entry.name.startswith(".") and entry.is_dir():
+                    todo.append(entry.path)
+    return out
+
+
+def listing(home, cfg, started: int) -> dict | None:
+    """What a query needs to trust the index without listing the files (see RECHECK_HOURS),
+    taken before the files are listed: a directory modified at or after `started` (the
+    coarse clock's tick may still add a file unseen) is not trusted. None with recall.sources
+    set (globs that may reach anywhere: every query lists them)."""
+    from anima.recall import sources
+
+    if sources.setting(cfg, "recall.sources", []):
+        return None
+    return {"dirs": {d: (m if 0 <= m < started else -1) for d, m in _directories(home).items()}, "at": started}
+
+
+def _save_listing(con, seen: dict | None, unchecked) -> None:
+    """Keep the listing, with the files that are not as indexed (hot ones): checked every query."""
+    import json
+
+    if seen is None:
+        con.execute("DELETE FROM meta WHERE key='listing'")
+        return
+    seen = {**seen, "unindexed": sorted(unchecked)}
+    con.execute("INSERT OR REPLACE INTO meta VALUES('listing', ?)", (json.dumps(seen, ensure_ascii=False),))
+
+
+def quick_plan(con, home, cfg, now_ns: int | None = None) -> Plan | None:
+    """The plan without listing or stat-ing every file (see RECHECK_HOURS), or None when the
+    directories changed since the last update (or no listing was kept): then `plan` it is."""
+    import json
+
+    from anima.recall import sources
+
+    if sources.setting(cfg, "recall.sources", []):
+        return None
+    row = con.execute("SELECT value FROM meta WHERE key='listing'").fetchone()
+    if not row:
+        return None
+    seen = json.loads(row[0])
+    for d, mtime in seen["dirs"].items():
+        try:
+            if mtime < 0 or os.stat(d).st_mtime_ns != mtime:
+                return None
+        except OSError:
+            return None
+    hot_minutes = cfg["index.hot_minutes"]
+    recent = seen["at"] - max(RECHECK_HOURS * 60, hot_minutes) * 60 * 1_000_000_000
+    known = dict(con.execute("SELECT path, sig FROM files"))
+    check = list(seen["unindexed"])
+    trusted = []
+    for p, sig in known.items():
+        (check if int(sig.partition(",")[0] or 0) > recent else trusted).append(p)
+    result = plan(con, check, hot_minutes, now_ns, known)
+    result.current.update(trusted)
     return result
 
 
@@ -252,13 +347,16 @@ def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
     target = os.path.join(directory, NAME)
     with fs.locked(target, wait=False, what="the recall index (a rebuild or update is running)"):
         started = clock.files_now_ns()
+        seen = listing(home, cfg, started)
         files = sources.session_files(home, cfg)
         cold = [(p, sig) for p in files if _cold(sig := fs.signature(p), started, cfg["index.hot_minutes"])]
+        if seen is not None:
+            seen["unindexed"] = sorted(set(files).difference(p for p, _ in cold))
         tmp = os.path.join(directory, f".{NAME}.{os.getpid()}.build")
         _drop_builds(directory)  # a killed rebuild's: the lock says none is running
         try:
             with _disk(target):
-                seen = _rebuild(directory, target, tmp, cold, jobs, progress, warn, started)
+                seen = _rebuild(directory, target, tmp, cold, jobs, progress, warn, started, seen)
         except BaseException:
             _drop_builds(directory)  # what failed (a full disk) leaves no half-built file behind
             raise
@@ -272,7 +370,8 @@ def _drop_builds(directory: str) -> None:
                 fs.remove(os.path.join(directory, leftover))
 
 
-def _rebuild(directory: str, target: str, tmp: str, cold: list, jobs: int, progress, warn, started: int) -> dict:
+def _rebuild(directory: str, target: str, tmp: str, cold: list, jobs: int, progress, warn, started: int,
+             listed: dict | None = None) -> dict:
     """Build the index in `tmp`, then move it to `target`; the sessions seen, by id."""
     shards = max(1, min(jobs, len(cold) // 4))  # (a few files are not worth a process)
     read = _build_shards(tmp, [(i, p, sig) for i, (p, sig) in enumerate(cold, 1)], shards, progress)
@@ -299,6 +398,8 @@ def _rebuild(directory: str, target: str, tmp: str, cold: list, jobs: int, progr
                          got["tokens"], got["size"], got["lines"], got["tail"]))
         con.execute("INSERT INTO meta VALUES('built', ?)", (str(started),))
         con.execute("INSERT INTO meta VALUES('shards', ?)", (str(shards),))
+        if listed is not None:
+            _save_listing(con, listed, listed["unindexed"])
         con.commit()
     finally:
         con.close()
@@ -445,6 +546,7 @@ def update(home, cfg, warn=lambda m: None) -> dict:
         con = _connect(target)
         try:
             _usable(con, target)
+            seen = listing(home, cfg, clock.files_now_ns())
             files = sources.session_files(home, cfg)
             p = plan(con, files, cfg["index.hot_minutes"])
             counts = {"added": 0, "appended": 0, "replaced": 0, "removed": len(p.missing)}
@@ -476,6 +578,7 @@ def update(home, cfg, warn=lambda m: None) -> dict:
                     counts["replaced" if row else "added"] += 1
                     ids.add(got["id"])
                     _insert(con, stale, sig, got)
+                _save_listing(con, seen, set(files).difference(p.current, p.stale))
         finally:
             con.close()
     return counts
@@ -526,8 +629,12 @@ def _usable(con, target: str) -> None:
 class Open:
     """An index opened for reading, with the plan of what it covers now."""
 
-    def __init__(self, home, cfg, files: list[str]):
+    def __init__(self, home, cfg, files: list[str] | None = None):
+        """`files`: every transcript file, listed by the caller; None: trust the index's
+        listing when its directories are unchanged (quick_plan), list them otherwise."""
         import sqlite3
+
+        from anima.recall import sources
 
         target = path(home)
         self.con = _connect(target, readonly=True)
@@ -536,7 +643,11 @@ class Open:
         try:
             _usable(self.con, target)
             self.tables = shards(self.con)
-            self.plan = plan(self.con, files, cfg["index.hot_minutes"])
+            self.plan = None if files is not None else quick_plan(self.con, home, cfg)
+            self.trusted = self.plan is not None
+            if self.plan is None:
+                self.plan = plan(self.con, sources.session_files(home, cfg) if files is None else files,
+                                 cfg["index.hot_minutes"])
         except sqlite3.DatabaseError as e:
             self.con.close()
             raise Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one") from None
@@ -546,6 +657,24 @@ class Open:
 
     def close(self):
         self.con.close()
+
+    def recheck(self, paths) -> bool:
+        """Stat the files of these results (taken from the index) before their text is read:
+        whether one is not as indexed after all (it is then stale, scanned: ask again)."""
+        if not self.trusted:
+            return False
+        sigs = dict(self.con.execute(f"SELECT path, sig FROM files WHERE path IN ({','.join('?' * len(paths))})",
+                                     list(paths))) if paths else {}
+        changed = [p for p in paths if p in self.plan.current and sigs.get(p) != _sig(fs.signature(p) or ())]
+        if not changed:
+            return False
+        for p in changed:
+            self.plan.current.discard(p)
+            self.plan.stale.append(p)
+        self.plan.others = sorted({*self.plan.others, *(i for i, p in self.con.execute("SELECT id, path FROM files")
+                                                        if p in changed)})
+        self._totals = self._covered = None
+        return True
 
     def hits(self, match: str, table: str) -> int:
         """How many rows of a shard hold the phrase (asked once a query)."""

@@ -212,23 +212,156 @@ def index_stats(idx, queries: list[Query]) -> list[Stats]:
 
 def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit: int):
     """Add what `scan` would find in the sessions the index covers now, without reading them,
-    to `found` and `stats` (which already hold every other session's: a one-term query's
-    ranking needs the final statistics). A one-term query takes only the turns that can rank
-    among the first `limit` (rank's pool), ordered inside SQLite by the very score `rank` gives;
-    a query of more terms takes every turn that holds any of them."""
+    to `found` and `stats` (which already hold every other session's: the ranking inside
+    SQLite needs the final statistics): every turn that can be among the first `limit` (rank's
+    pool) by (all terms before some, `score`, newer, session, line), with its exact counts,
+    and exact document counts. FTS5 does the AND: see `_from_subsets`."""
+    for q, st, out in zip(queries, stats, found, strict=True):
+        if not q.matches:
+            continue
+        if len(q.matches) == 1:
+            _top_from_index(idx, q, st, filters, out, limit)
+        elif len(q.matches) <= SUBSET_TERMS:
+            _from_subsets(idx, q, st, filters, out, limit, tiers=False)  # (tiers order the results, not the pool)
+        else:
+            _all_from_index(idx, q, st, filters, out)
+
+
+# Up to how many terms a query's turns holding some but not all of them are found by FTS5,
+# one set of terms at a time (2^n - 2 sets, most pruned by their best possible score); past
+# it, every turn holding any term is read (the way of old, exact at any number of terms).
+SUBSET_TERMS = 6
+
+
+def _df(idx, match: str, tables: list[str], where: str, named: dict) -> int:
+    """How many turns the index covers now hold the phrase (dead rows and others left out)."""
+    if idx.clean():
+        return sum(idx.hits(match, t) for t in tables)
+    return sum(idx.con.execute(f"SELECT count(*) FROM {t} JOIN turns t ON t.id = {t}.rowid "
+                               f"WHERE {t} MATCH :match{where}", {**named, "match": match}).fetchone()[0]
+               for t in tables if idx.hits(match, t))
+
+
+def _others(idx) -> tuple[str, dict]:
+    """SQL leaving out the turns of files indexed but not current, and its parameters."""
+    others = idx.plan.others
+    if not others:
+        return "", {}
+    named = {f"o{i}": file_id for i, file_id in enumerate(others)}
+    return f" AND t.file NOT IN ({','.join(f':o{i}' for i in range(len(others)))})", named
+
+
+def _from_subsets(idx, q: Query, st: Stats, filters: Filters, out: list, k: int, tiers: bool) -> None:
+    """The candidates of a query of several terms, from the index, by the set of terms each
+    turn holds: for a set S, the turns matching "S's phrases AND-ed, NOT any other", in
+    SQLite, ordered by (tier, score, newer, session, line) with `score`'s own arithmetic, the
+    first `k` taken. All the terms first: if fewer than `k` turns hold them all, every other
+    set gives its first `k` minus those, in the order of the best score it could give (a set
+    that cannot beat what is already found is not asked).
+
+    Each term's count in a turn comes from FTS5's bm25() of the set's query, which sums a
+    part per phrase: with one phrase of the set repeated ("a AND b AND a") the sum gains that
+    phrase's part once more, so |S| queries over the same turns give every part, and each
+    part gives its count as fts.counter does."""
+    import itertools
+
+    from anima.recall import index
+
+    n = len(q.matches)
+    where, named = _others(idx)
+    tables = [t for t in idx.tables if any(idx.hits(m, t) for m in q.matches)]
+    for i, m in enumerate(q.matches):
+        st.df[i] += _df(idx, m, tables, where, named)
+    if filters.since is not None:
+        where += " AND t.ts >= :since"
+        named["since"] = filters.since
+    if filters.who is not None:
+        where += " AND t.who = :who"
+        named["who"] = index.WHO.index(filters.who)
+    avgdl = st.avgdl
+    weights = [q.weights[i] * st.idf(i) for i in range(n)]
+
+    def order(c):
+        return TIERS[c.who] if tiers else 0, -score(c, st, q), -c.ts, c.session, c.line
+
+    everything = tuple(range(n))
+    strict = _subset(idx, q, everything, tables, where, named, weights, avgdl, k, tiers)
+    out += strict
+    need = k - len(strict)
+    if need <= 0:
+        return
+    subsets = [s for size in range(n - 1, 0, -1) for s in itertools.combinations(everything, size)]
+    # a part is below K1 + 1 whatever the count: a set's turns score below its bound (and a
+    # hair more, for the rounding of the sums)
+    bounds = {s: sum(weights[i] * (K1 + 1) for i in s) * (1 + 1e-9) for s in subsets}
+    subsets.sort(key=lambda s: -bounds[s])
+    relaxed: list = []
+    for s in subsets:
+        if len(relaxed) >= need:
+            relaxed.sort(key=order)
+            worst = relaxed[need - 1]
+            # (with tiers, a turn of a better tier than the worst kept beats it at any score)
+            if (not tiers or TIERS[worst.who] == 0) and bounds[s] < score(worst, st, q):
+                continue
+            del relaxed[need:]
+        relaxed += _subset(idx, q, s, tables, where, named, weights, avgdl, need, tiers)
+    out += relaxed
+
+
+def _subset(idx, q: Query, s: tuple, tables: list, where: str, named: dict, weights: list, avgdl: float,
+            k: int, tiers: bool) -> list:
+    """The first `k` turns of each shard holding exactly the terms of `s` (see _from_subsets)."""
     from anima.recall import fts, index
 
-    single = [len(q.matches) == 1 for q in queries]
-    for q, st, out, one in zip(queries, stats, found, single, strict=True):
-        if one:
-            _top_from_index(idx, q, st, filters, out, limit)
-    queries, stats, found = ([x for x, one in zip(xs, single, strict=True) if not one]
-                             for xs in (queries, stats, found))
-    if not queries:
-        return
+    inside = [q.matches[i] for i in s]
+    outside = [q.matches[i] for i in range(len(q.matches)) if i not in s]
+    base = " AND ".join(inside)
+    if outside:
+        base = f"({base}) NOT ({' OR '.join(outside)})"
+    got = []
+    for table in tables:
+        if not all(idx.hits(m, table) for m in inside):
+            continue
+        counts = [fts.counter(idx.con, idx.hits(m, table), table) for m in inside]
+        params = {**named, "k": k, "k1": K1, "k2": K1 + 1, "b": B, "avgdl": avgdl, "m0": base}
+        ctes = [f"q0 AS MATERIALIZED (SELECT rowid AS r, bm25({table}) AS b FROM {table} WHERE {table} MATCH :m0)"]
+        joins = ""
+        for j in range(1, len(s)):
+            params[f"m{j}"] = f"({base}) AND {inside[j - 1]}"
+            ctes.append(f"q{j} AS MATERIALIZED (SELECT rowid AS r, bm25({table}) AS b FROM {table} "
+                        f"WHERE {table} MATCH :m{j})")
+            joins += f" JOIN q{j} ON q{j}.r = q0.r"
+        parts = [f"(q0.b - q{j + 1}.b)" for j in range(len(s) - 1)]
+        parts.append(f"(-q0.b - {' - '.join(parts)})" if parts else "(-q0.b)")
+        tfs, terms = [], []
+        for j, (piece, count) in enumerate(zip(parts, counts, strict=True)):
+            params[f"idf{j}"], params[f"fa{j}"] = count.idf, count.avgdl
+            params[f"w{j}"] = weights[s[j]]
+            g = f"({piece} / :idf{j})"
+            kk = f"(:k1 * (1 - :b + :b * t.dl / :fa{j}))"
+            tf = f"max(1, round({g} * {kk} / (:k2 - {g})))"
+            tfs.append(f"{tf} AS tf{j}")
+            terms.append(f":w{j} * (tf{j} * :k2 / (tf{j} + :k1 * (1 - :b + :b * dl / :avgdl)))")
+        sql = (f"WITH {', '.join(ctes)} SELECT *, {' + '.join(terms)} AS score FROM ("
+               f"SELECT q0.r AS rowid, t.dl AS dl, t.line AS line, t.ts AS ts, t.who AS who, "
+               f"fl.session AS session, fl.path AS path, t.asks AS asks, {', '.join(tfs)} FROM q0{joins} "
+               f"JOIN turns t ON t.id = q0.r JOIN files fl ON fl.id = t.file WHERE 1{where}) "
+               f"ORDER BY {'who, ' if tiers else ''}score DESC, ts DESC, session, line LIMIT :k")
+        for rowid, dl, line, ts, who, session, file_path, asked, *rest in idx.con.execute(sql, params):
+            tf = [0] * len(q.matches)
+            for i, value in zip(s, rest[:-1], strict=True):
+                tf[i] = int(value)
+            got.append(Candidate(session, file_path, line, ts, index.WHO[who], dl, tuple(tf), idx, rowid, asked))
+    return got
+
+
+def _all_from_index(idx, q: Query, st: Stats, filters: Filters, out: list) -> None:
+    """Every turn the index covers now that holds any term, with its counts: read row by row."""
+    from anima.recall import fts, index
+
     covered = idx.covered()
     rows: dict[str, dict] = {}
-    for m in (m for q in queries for m in q.matches):
+    for m in q.matches:
         rows[m] = {}
         for table in idx.tables:  # rowids are unique across the shards
             rows[m].update(fts.phrase_rows(idx.con, m, index.TURN_COLUMNS, index.TURN_JOIN.format(table), table))
@@ -243,7 +376,7 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit:
                 return None
         return None
 
-    _collect(queries, rows, meta, filters, found, stats, idx)
+    _collect([q], rows, meta, filters, [out], [st], idx)
 
 
 def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: int) -> None:
@@ -356,14 +489,16 @@ def backoff(results: list, st: Stats, q: Query) -> None:
                 r.extra += added
 
 
-def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool, turns) -> list[Result]:
+def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool, turns=None) -> list[Result]:
     """Turns that hold every term first, then the rest (relaxed). Each admitted candidate is
     scored alone, the best window.POOL of them (and a CJK term's characters added, see
     backoff) are then scored with their neighbours, and so are the neighbours themselves
-    (anima.recall.window); `turns` (a window.Turns) reads the sessions they are in."""
+    (anima.recall.window); `turns` (a window.Turns) reads the sessions they are in. Without
+    `turns` (texts with no conversation around them: her own past) every candidate is
+    ranked by its own score."""
     from anima.recall import window
 
-    admitted = [c for c in cands if turns.filters.admit(c.ts, c.who)]
+    admitted = cands if turns is None else [c for c in cands if turns.filters.admit(c.ts, c.who)]
     results = [Result(c, score(c, st, q), [t for t, tf in zip(q.raw, c.tfs, strict=True) if tf], not all(c.tfs))
                for c in admitted]
 
@@ -375,6 +510,9 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool, t
     if q.extras:
         backoff(pool, st, q)
         pool.sort(key=order)
+    if turns is None:
+        pool.sort(key=lambda r: (r.relaxed, TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line))
+        return pool[:limit]
     return window.rerank(pool, cands, st, q, turns, limit, tiers)
 
 
@@ -402,28 +540,34 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     from anima.infra.errors import Refused
     from anima.recall import index, sources
 
+    read = {} if sources.setting(cfg, "recall.sources", []) else None  # what each file gave, to name a silent source
     idx = None
     if cfg["index.enabled"] and os.path.exists(index.path(home)):
         try:
-            idx = index.Open(home, cfg, sources.session_files(home, cfg))
+            idx = index.Open(home, cfg)
         except index.Unusable as e:
             warn(f"{e}; scanning the transcripts instead")
         except Refused as e:  # the index is derived: a link in its place is no index, not a failed recall
             warn(f"{e}; scanning the transcripts instead")
     import sqlite3
 
-    read = {} if sources.setting(cfg, "recall.sources", []) else None  # what each file gave, to name a silent source
+    notes: list[str] = []  # said once, of the last answer (a recheck may ask again)
 
     def answer(idx):
         from anima.recall import window
 
-        found, stats = _search(home, cfg, queries, filters, idx, warn, note, max(window.POOL, limit), read)
+        notes.clear()
+        found, stats = _search(home, cfg, queries, filters, idx, warn, notes.append if note else None,
+                               max(window.POOL, limit), read)
         turns = window.Turns(idx, filters)
         return [rank(c, st, q, limit, tiers, turns) if q.raw else []
                 for c, st, q in zip(found, stats, queries, strict=True)]
 
     try:
         ranked = answer(idx)
+        # a file the index trusted without a stat is stat-ed before its text is read
+        if idx is not None and idx.recheck({r.c.path for rs in ranked for r in rs if r.c.source is idx}):
+            ranked = answer(idx)
     except sqlite3.DatabaseError as e:  # damage deeper than opening it showed
         if idx is None:
             raise
@@ -434,6 +578,8 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     finally:
         if idx is not None:
             idx.close()
+    for line in notes:
+        note(line)
     if read is not None:
         from anima.recall import silent
 
