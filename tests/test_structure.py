@@ -199,7 +199,6 @@ OUTSIDE_THE_HOME = {
     ("anima.recall.index", "open"): "transcripts, as anima.recall.zstd reads them",
     ("anima.recall.sources", "glob.glob"): "the recall.sources globs, anywhere",
     ("anima.recall.sources", "os.scandir"): "transcript directories, links followed (anima-transcripts(5))",
-    ("anima.recall.index", "os.scandir"): "transcript directories' times, to trust the index's listing",
     ("anima.recall.index", "sqlite3.connect"): "the index, opened by fs.open_file first: no link on the way",
     ("anima.recall.fts", "sqlite3.connect"): "an in-memory database",
     ("anima.infra.portable", "open"): "export: a file found by lstat, opened O_NOFOLLOW",

@@ -64,8 +64,7 @@ def _span(kind: str, groups: tuple) -> tuple[float, float] | None:
             start = calendar.timegm((int(g[0]), 1, 1, 0, 0, 0))
             return start, calendar.timegm((int(g[0]) + 1, 1, 1, 0, 0, 0))
         if d:
-            calendar.weekday(y, m, d)  # (ValueError for 31 April)
-            if not 1 <= d <= calendar.monthrange(y, m)[1]:
+            if not 1 <= d <= calendar.monthrange(y, m)[1]:  # (31 April; monthrange refuses month 13)
                 return None
             start = calendar.timegm((y, m, d, 0, 0, 0))
             return start, start + DAY

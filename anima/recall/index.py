@@ -256,29 +256,6 @@ def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None, kno
 RECHECK_HOURS = 24
 
 
-def _directories(home) -> dict[str, int]:
-    """{real path: mtime in ns} of sessions/ and every directory under it (as sources walks it)."""
-    from anima.recall import sources
-
-    out: dict[str, int] = {}
-    todo = [os.path.join(sources.home_root(home), "sessions")]
-    while todo:
-        top = os.path.realpath(todo.pop())
-        if top in out:
-            continue
-        try:
-            out[top] = os.stat(top).st_mtime_ns
-            entries = list(os.scandir(top))
-        except OSError:
-            out[top] = -1
-            continue
-        for entry in entries:
-            with contextlib.suppress(OSError):
-                if not entry.name.startswith(".") and entry.is_dir():
-                    todo.append(entry.path)
-    return out
-
-
 def listing(home, cfg, started: int) -> dict | None:
     """What a query needs to trust the index without listing the files (see RECHECK_HOURS),
     taken before the files are listed: a directory modified at or after `started` (the
@@ -288,7 +265,7 @@ def listing(home, cfg, started: int) -> dict | None:
 
     if sources.setting(cfg, "recall.sources", []):
         return None
-    return {"dirs": {d: (m if 0 <= m < started else -1) for d, m in _directories(home).items()}, "at": started}
+    return {"dirs": {d: (m if 0 <= m < started else -1) for d, m in sources.directories(home).items()}, "at": started}
 
 
 def _save_listing(con, seen: dict | None, unchecked) -> None:

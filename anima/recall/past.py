@@ -245,10 +245,8 @@ def search(home, terms: list[str], since: float | None, limit: int, warn) -> lis
     q = recall.Query(terms)
     if not q.raw:
         raise UsageError("give at least one search term (letters, digits or CJK characters)")
-    words = sorted({tok for t in q.raw for tok in recall.tokens(t) if tok.isascii()})
-    stems = fts.stems(words) if words else {}
-    sieves = [recall.sieve(t, stems) for t in q.raw]
-    needles = [recall.needles(t, stems) for t in q.raw]
+    narrowing = recall._Filters([q])  # the transcripts' scan's needles and sieves, term by term
+    sieves, needles = narrowing.sieves, narrowing.phrases
     phrases = any(len(recall.tokens(t)) > 1 for t in q.raw)
     st = recall.Stats(len(q.matches))
     memory = fts.Memory()

@@ -222,7 +222,7 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit:
         if len(q.matches) == 1:
             _top_from_index(idx, q, st, filters, out, limit)
         elif len(q.matches) <= SUBSET_TERMS:
-            _from_subsets(idx, q, st, filters, out, limit, tiers=False)  # (tiers order the results, not the pool)
+            _from_subsets(idx, q, st, filters, out, limit)
         else:
             _all_from_index(idx, q, st, filters, out)
 
@@ -243,7 +243,8 @@ def _df(idx, match: str, tables: list[str], where: str, named: dict) -> int:
 
 
 def _others(idx) -> tuple[str, dict]:
-    """SQL leaving out the turns of files indexed but not current, and its parameters."""
+    """SQL leaving out the turns of files indexed but not current (their rows are not the
+    index's to answer), and its parameters."""
     others = idx.plan.others
     if not others:
         return "", {}
@@ -251,10 +252,23 @@ def _others(idx) -> tuple[str, dict]:
     return f" AND t.file NOT IN ({','.join(f':o{i}' for i in range(len(others)))})", named
 
 
-def _from_subsets(idx, q: Query, st: Stats, filters: Filters, out: list, k: int, tiers: bool) -> None:
+def _filtered(filters: Filters, where: str, named: dict) -> str:
+    """`where` with the filters' SQL added (their parameters put in `named`)."""
+    from anima.recall import index
+
+    if filters.since is not None:
+        where += " AND t.ts >= :since"
+        named["since"] = filters.since
+    if filters.who is not None:
+        where += " AND t.who = :who"
+        named["who"] = index.WHO.index(filters.who)
+    return where
+
+
+def _from_subsets(idx, q: Query, st: Stats, filters: Filters, out: list, k: int) -> None:
     """The candidates of a query of several terms, from the index, by the set of terms each
     turn holds: for a set S, the turns matching "S's phrases AND-ed, NOT any other", in
-    SQLite, ordered by (tier, score, newer, session, line) with `score`'s own arithmetic, the
+    SQLite, ordered by (score, newer, session, line) with `score`'s own arithmetic, the
     first `k` taken. All the terms first: if fewer than `k` turns hold them all, every other
     set gives its first `k` minus those, in the order of the best score it could give (a set
     that cannot beat what is already found is not asked).
@@ -265,27 +279,21 @@ def _from_subsets(idx, q: Query, st: Stats, filters: Filters, out: list, k: int,
     part gives its count as fts.counter does."""
     import itertools
 
-    from anima.recall import index
 
     n = len(q.matches)
     where, named = _others(idx)
     tables = [t for t in idx.tables if any(idx.hits(m, t) for m in q.matches)]
     for i, m in enumerate(q.matches):
         st.df[i] += _df(idx, m, tables, where, named)
-    if filters.since is not None:
-        where += " AND t.ts >= :since"
-        named["since"] = filters.since
-    if filters.who is not None:
-        where += " AND t.who = :who"
-        named["who"] = index.WHO.index(filters.who)
+    where = _filtered(filters, where, named)
     avgdl = st.avgdl
     weights = [q.weights[i] * st.idf(i) for i in range(n)]
 
     def order(c):
-        return TIERS[c.who] if tiers else 0, -score(c, st, q), -c.ts, c.session, c.line
+        return -score(c, st, q), -c.ts, c.session, c.line
 
     everything = tuple(range(n))
-    strict = _subset(idx, q, everything, tables, where, named, weights, avgdl, k, tiers)
+    strict = _subset(idx, q, everything, tables, where, named, weights, avgdl, k)
     out += strict
     need = k - len(strict)
     if need <= 0:
@@ -300,16 +308,15 @@ def _from_subsets(idx, q: Query, st: Stats, filters: Filters, out: list, k: int,
         if len(relaxed) >= need:
             relaxed.sort(key=order)
             worst = relaxed[need - 1]
-            # (with tiers, a turn of a better tier than the worst kept beats it at any score)
-            if (not tiers or TIERS[worst.who] == 0) and bounds[s] < score(worst, st, q):
+            if bounds[s] < score(worst, st, q):
                 continue
             del relaxed[need:]
-        relaxed += _subset(idx, q, s, tables, where, named, weights, avgdl, need, tiers)
+        relaxed += _subset(idx, q, s, tables, where, named, weights, avgdl, need)
     out += relaxed
 
 
 def _subset(idx, q: Query, s: tuple, tables: list, where: str, named: dict, weights: list, avgdl: float,
-            k: int, tiers: bool) -> list:
+            k: int) -> list:
     """The first `k` turns of each shard holding exactly the terms of `s` (see _from_subsets)."""
     from anima.recall import fts, index
 
@@ -346,7 +353,7 @@ def _subset(idx, q: Query, s: tuple, tables: list, where: str, named: dict, weig
                f"SELECT q0.r AS rowid, t.dl AS dl, t.line AS line, t.ts AS ts, t.who AS who, "
                f"fl.session AS session, fl.path AS path, t.asks AS asks, {', '.join(tfs)} FROM q0{joins} "
                f"JOIN turns t ON t.id = q0.r JOIN files fl ON fl.id = t.file WHERE 1{where}) "
-               f"ORDER BY {'who, ' if tiers else ''}score DESC, ts DESC, session, line LIMIT :k")
+               "ORDER BY score DESC, ts DESC, session, line LIMIT :k")
         for rowid, dl, line, ts, who, session, file_path, asked, *rest in idx.con.execute(sql, params):
             tf = [0] * len(q.matches)
             for i, value in zip(s, rest[:-1], strict=True):
@@ -381,7 +388,7 @@ def _all_from_index(idx, q: Query, st: Stats, filters: Filters, out: list) -> No
 
 def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: int) -> None:
     """The index's candidates for a one-term query that can be among the first `k` results:
-    SQLite orders the turns holding the term, from every shard, by (tier, score, newer,
+    SQLite orders the turns holding the term, from every shard, by (score, newer,
     session, line) with the score computed by `score` itself, so the first `k` are exactly
     the ones `rank` would keep."""
     from anima.recall import fts, index
@@ -391,23 +398,10 @@ def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: in
     tables = [table for table in idx.tables if hits[table]]
     if not tables:
         return
-    where, named = "", {"match": match}
-    others = idx.plan.others  # files indexed but not current: their rows are not the index's to answer
-    if others:
-        named.update((f"o{i}", file_id) for i, file_id in enumerate(others))
-        where += f" AND t.file NOT IN ({','.join(f':o{i}' for i in range(len(others)))})"
-    if idx.clean():
-        st.df[0] += sum(hits.values())
-    else:  # (a dead row has no turn: the JOIN leaves it out)
-        st.df[0] += sum(idx.con.execute(f"SELECT count(*) FROM {table} JOIN turns t ON t.id = {table}.rowid "
-                                        f"WHERE {table} MATCH :match{where}", named).fetchone()[0]
-                        for table in tables)
-    if filters.since is not None:
-        where += " AND t.ts >= :since"
-        named["since"] = filters.since
-    if filters.who is not None:
-        where += " AND t.who = :who"
-        named["who"] = index.WHO.index(filters.who)
+    where, named = _others(idx)
+    st.df[0] += _df(idx, match, tables, where, named)
+    where = _filtered(filters, where, named)
+    named["match"] = match
     # The score, in SQL, is `score`'s own arithmetic in the same order (so the same doubles):
     # weight * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl)), the count tf
     # recovered from the shard's bm25() as fts.counter does it, or, for a term of one token

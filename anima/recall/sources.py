@@ -8,6 +8,7 @@ Names starting with "." are skipped in directory walks; a symlink is followed, a
 reached twice is read once. `.zst` and `.zstd` files are zstandard (anima.recall.zstd reads them).
 """
 
+import contextlib
 import os
 
 from anima.recall import zstd
@@ -56,6 +57,29 @@ def _matches(root: str, pattern: str, found: set, seen_dirs: set) -> None:
             _walk(match, found, seen_dirs)
         elif match.endswith(SUFFIXES) and os.path.isfile(match):
             found.add(os.path.realpath(match))
+
+
+def directories(home) -> dict[str, int]:
+    """{real path: mtime in ns, -1 when unreadable} of sessions/ and every directory `_walk`
+    goes into under it: a directory whose mtime holds has had no file added or removed (what
+    the recall index trusts its listing by)."""
+    out: dict[str, int] = {}
+    todo = [os.path.join(home_root(home), "sessions")]
+    while todo:
+        top = os.path.realpath(todo.pop())
+        if top in out:
+            continue
+        try:
+            out[top] = os.stat(top).st_mtime_ns
+            entries = list(os.scandir(top))
+        except OSError:
+            out[top] = -1
+            continue
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if not entry.name.startswith(".") and entry.is_dir():
+                    todo.append(entry.path)
+    return out
 
 
 def _walk(top: str, found: set, seen_dirs: set) -> None:

@@ -99,11 +99,13 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
     extra = {(r.c.path, r.c.line): r.extra for r in pool}
     wanted: dict[tuple, object] = {}
     sessions: dict[str, list] = {}
+    places: dict[str, dict] = {}  # path -> {line: its place in sessions[path]}
     for r in pool:
         order = sessions.get(r.c.path)
         if order is None:
             order = sessions[r.c.path] = [known.get((t.path, t.line), t) for t in turns.of(r.c)]
-        at = next(i for i, t in enumerate(order) if t.line == r.c.line)
+            places[r.c.path] = {t.line: i for i, t in enumerate(order)}
+        at = places[r.c.path][r.c.line]
         for i in range(max(0, at - len(WEIGHTS)), min(len(order), at + len(WEIGHTS) + 1)):
             wanted[(r.c.path, i)] = order[i]
     around = []
@@ -128,8 +130,7 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
                     dl += w * n.dl
                     tfw = [a + w * b for a, b in zip(tfw, n.tfs, strict=True)]
                     bonus += w * extra.get((n.path, n.line), 0.0)
-        k = ranking.K1 * (1 - ranking.B + ranking.B * dl / (avgdl * norm))
-        score = sum(idf * tf * (ranking.K1 + 1) / (tf + k) for idf, tf in zip(idfs, tfw, strict=True) if tf) + bonus
+        score = sum(idf * ranking.part(tf, dl, avgdl * norm) for idf, tf in zip(idfs, tfw, strict=True) if tf) + bonus
         if q.near:
             score *= 1 + DATE_WEIGHT * math.exp(-_days(c.ts, q.near) / DATE_DAYS)
         if q.asked and c.asks:
