@@ -329,6 +329,21 @@ def test_the_index_is_kept_up_to_date_every_ten_minutes(run, home):
     assert run("index", "verify").exit_code == 0 and beat(home)["indexed"] == "2026-11-30T21:16:00Z"
 
 
+def test_a_new_home_gets_its_index_from_the_heartbeat(run, home):
+    """On by default: no `index` command, and the first tick builds it."""
+    setup(run)
+    assert run("config", "get", "index.enabled").stdout == "true\n"
+    assert run("session", "append", "--session", "s1", "--role", "user", "green tea").exit_code == 0
+    (path,) = (home / "sessions").glob("s1*.jsonl")
+    os.utime(path, (file_time(-3600), file_time(-3600)))
+    assert not (home / "index" / "recall.sqlite").exists()
+    tick(run, "2026-11-30T21:06:00Z")
+    status = json.loads(run("index", "status", "--json").stdout)
+    assert (status["exists"], status["indexed"], status["stale"]) == (True, 1, 0)
+    r = run("recall", "tea")
+    assert r.stdout.startswith("s1\t") and r.stderr == ""
+
+
 def test_the_stream_is_rolled_when_due(run, home):
     setup(run)
     say(run, "hi", "Eve", "2026-11-30T21:00:00Z")
