@@ -123,6 +123,8 @@ def test_terms_and_questions_rank_alike_with_and_without_the_index(run, home, se
         for terms in given:
             out.append(run("recall", "--json", "--limit", "50", *terms).stdout)
             out.append(run("recall", "--json", "--limit", "50", "--ask", " ".join(terms) + "?").stdout)
+            # asking when: the turns that tell a time ("morning", 早上 are not: 晚上 is no time word)
+            out.append(run("recall", "--json", "--limit", "50", "--ask", f"When did {' '.join(terms)}?").stdout)
         return out
 
     without = answers()

@@ -111,6 +111,25 @@ def test_a_date_named_favours_turns_near_it(run, home):
     assert [x["session"] for x in ask(run, "hiking lake")] == ["june", "march"]
 
 
+@pytest.mark.parametrize("indexed", [False, True])
+def test_a_question_that_asks_when_favours_turns_that_tell_a_time(run, home, indexed):
+    """Two turns alike but for a time word, the older telling it: asked when, it comes first;
+    asked anything else, the newer of two equal turns does."""
+    write_session(home, "told", [("user", "Maria: I adopted Coco last week", "2026-10-01T09:00:00Z"),
+                                 ("user", "小明上周领养了可可", "2026-10-01T09:00:00Z")])
+    write_session(home, "other", [("user", "Maria: I adopted Coco with joy", "2026-10-02T09:00:00Z"),
+                                  ("user", "小明开心领养了可可", "2026-10-02T09:00:00Z")])
+    if indexed:
+        from test_index import backdate
+
+        backdate(home)
+        assert run("index", "rebuild").exit_code == 0
+    for question in ("When did Maria adopt Coco?", "what day did Maria adopt Coco", "小明什么时候领养了可可？"):
+        assert [x["session"] for x in ask(run, question)][:1] == ["told"], question
+    for question in ("Did Maria adopt Coco?", "Why did Maria adopt Coco when she did?", "小明领养了可可吗？"):
+        assert [x["session"] for x in ask(run, question)][:1] == ["other"], question
+
+
 def test_quoted_parts_stay_one_term_and_only_function_words_still_ask(run, chat):
     assert ask(run, 'was it the "rainy day"?')[0]["terms"] == ["rainy day"]
     found = ask(run, "what did you")

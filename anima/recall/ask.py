@@ -15,7 +15,9 @@ would search with it:
   dropped; a run of Chinese (CJK) characters is searched as its pairs of adjacent characters,
   less those holding a function character or equal to a function word (zh.txt);
 - if nothing would be left, every word is kept: a question made only of function words still
-  asks for them.
+  asks for them;
+- a question that asks when ("When did ...", "what day", "how long ago", 什么时候, 哪天) is
+  marked so: the ranking favours the turns that tell a time (anima.recall.window).
 """
 
 import calendar
@@ -100,20 +102,25 @@ def _function_words(lang: str) -> tuple[frozenset, frozenset]:
     return frozenset(w for ln in lines for w in ln.split()), frozenset()
 
 
+_WHEN = re.compile(r"\bwhen\s+(?:did|does|do|was|were|is|are|will|would|has|have|had)\b"
+                   r"|\b(?:what|which)\s+(?:time|date|day|month|year)\b|\bhow\s+long\s+ago\b"
+                   r"|什么时候|哪天|哪一天|几号|几月|哪年|哪一年|何时|多久以前", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"(?<=[^\W\d_])['’](?:s\b|(?=\s|$))", re.IGNORECASE)
 _QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|「([^」]*)」')
 
 
 class Question:
-    """A question read for recall: its terms (for search.Query) and the spans of time it names."""
+    """A question read for recall: its terms (for search.Query), the spans of time it names,
+    and whether it asks when."""
 
-    def __init__(self, terms: list[str], near: list[tuple[float, float]]):
-        self.terms, self.near = terms, near
+    def __init__(self, terms: list[str], near: list[tuple[float, float]], when: bool = False):
+        self.terms, self.near, self.when = terms, near, when
 
 
 def parse(text: str) -> Question:
     from anima.recall.search import is_cjk, tokens
 
+    when = bool(_WHEN.search(text))
     quoted = []
 
     def keep(m):
@@ -136,7 +143,7 @@ def parse(text: str) -> Question:
             every += pairs
             kept += [p for p in pairs if p not in zh_words and not zh_chars.intersection(p)]
     quoted = [q for q in quoted if tokens(q)]
-    return Question(quoted + (kept or ([] if quoted else every)), near)
+    return Question(quoted + (kept or ([] if quoted else every)), near, when)
 
 
 def _runs(text: str, is_cjk):
@@ -158,4 +165,4 @@ def query(text: str):
     from anima.recall.search import Query
 
     asked = parse(text)
-    return Query(asked.terms, asked.near, asked=True)
+    return Query(asked.terms, asked.near, asked=True, when=asked.when)

@@ -134,6 +134,17 @@ def rows_counts(con, match: str, rowids: list[int], n_hit: int, table: str = "f"
     return out
 
 
+def rows_matching(con, match: str, rowids: list[int], table: str = "f") -> list[int]:
+    """Those of `rowids` whose row matches the FTS5 query `match`; the rowids are a filter on
+    what FTS5 yields (`+rowid`), as in rows_counts."""
+    out: list[int] = []
+    for i in range(0, len(rowids), 900):
+        part = rowids[i:i + 900]
+        out += [r for (r,) in con.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND +rowid IN "
+                                          f"({','.join('?' * len(part))})", (match, *part))]
+    return out
+
+
 def counter(con, n_hit: int, table: str = "f"):
     """count(bm25, size): how often a phrase that `n_hit` rows hold stands in a row of `size`
     tokens whose bm25() for it alone is `bm25`."""

@@ -101,12 +101,15 @@ def sieve(term: str, stems: dict[str, str]):
 
 class Query:
     """The terms of one query, each an FTS5 phrase, with its weight (repetitions weigh less),
-    and the spans of time [start, end) it names (anima.recall.ask; turns near them rank higher)."""
+    the spans of time [start, end) it names (anima.recall.ask; turns near them rank higher),
+    and whether it asks when (turns that tell a time rank higher: anima.recall.window)."""
 
-    def __init__(self, terms: list[str], near: list[tuple[float, float]] = (), asked: bool = False):
+    def __init__(self, terms: list[str], near: list[tuple[float, float]] = (), asked: bool = False,
+                 when: bool = False):
         from anima.recall import fts
 
-        self.near, self.asked = list(near), asked  # asked: a question, whose answer may hold none of its words
+        # asked: a question, whose answer may hold none of its words
+        self.near, self.asked, self.when = list(near), asked, when
         counts: dict[str, int] = {}
         for t in terms:
             if tokens(t):

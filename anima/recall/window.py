@@ -12,7 +12,10 @@ by the same BM25 as a turn, its length against the average turn's times the wind
 A CJK character's extra score (search.backoff) is carried over with the same weights.
 
 A turn that ends in a question mark scores ASKING times its score for a question: it asks
-rather than answers (the answer is its neighbour, which it lifts all the same).
+rather than answers (the answer is its neighbour, which it lifts all the same). For a
+question that asks when (anima.recall.ask), a turn that tells a time (holds a word of
+anima/data/time_words.txt: "last week", "yesterday", 去年) scores 1 + TIME_WEIGHT times its
+score: it more likely says when than a turn that only shares the question's words.
 
 A question that names a date (anima.recall.ask) raises each turn's score by up to DATE_WEIGHT
 times, the more the nearer the turn is to the span named (exp(-days / DATE_DAYS), days 0
@@ -24,6 +27,7 @@ for a file it covers (their term counts, when they are not candidates, asked of 
 the transcript itself for a file that is scanned (whose candidates are every turn holding a term).
 """
 
+import functools
 import math
 
 WEIGHTS = (0.5, 0.35, 0.25, 0.15)
@@ -31,6 +35,7 @@ POOL = 200
 DATE_WEIGHT = 1.0
 DATE_DAYS = 7.0
 ASKING = 0.8
+TIME_WEIGHT = 0.6
 
 
 class Turns:
@@ -40,6 +45,7 @@ class Turns:
     def __init__(self, idx, filters, warn=lambda m: None):
         self.idx, self.filters, self.warn = idx, filters, warn
         self._files: dict[str, list] = {}
+        self._texts: dict[str, dict[int, str]] = {}  # path -> {line: text} of a scanned file
         self._ids = None
 
     def of(self, c) -> list:
@@ -64,8 +70,31 @@ class Turns:
         from anima.recall import fts, ranking, sessions
 
         session = sessions.read_session(c.path, None, 0, lambda m: None)
-        return [(0, t.line, t.ts, t.who, fts.token_count(t.text), ranking.asks(t.text))
-                for t in (session.turns if session else [])]
+        turns = session.turns if session else []
+        self._texts[c.path] = {t.line: t.text for t in turns}
+        return [(0, t.line, t.ts, t.who, fts.token_count(t.text), ranking.asks(t.text)) for t in turns]
+
+    def telling(self, turns: list) -> set[tuple[str, int]]:
+        """(path, line) of those of `turns` that tell a time: FTS5 asked for the time words, of
+        the index's rows by rowid, of a scanned file's turns in an in-memory table, so that
+        both find them as a term is found."""
+        from anima.recall import fts
+
+        match = _time_match()
+        out = set()
+        indexed = {t.rowid: t for t in turns if self.idx is not None and t.source is self.idx}
+        for table in self.idx.tables if indexed else ():
+            out.update((indexed[r].path, indexed[r].line) for r in fts.rows_matching(
+                self.idx.con, match, list(indexed), table))
+        scanned = [t for t in turns if self.idx is None or t.source is not self.idx]
+        if scanned:
+            memory = fts.Memory()
+            for t in scanned:
+                memory.add(self._texts.get(t.path, {}).get(t.line, ""))
+            memory.flush()
+            out.update((scanned[r - 1].path, scanned[r - 1].line) for r in fts.rows_matching(
+                memory.con, match, list(range(1, len(scanned) + 1))))
+        return out
 
     def fill(self, q, turns: list) -> None:
         """Give term counts to those of `turns` that have none: zeros for a scanned file (its
@@ -113,6 +142,7 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
         order = sessions[path]
         around += order[max(0, i - len(WEIGHTS)):i + len(WEIGHTS) + 1]
     turns.fill(q, list({id(t): t for t in around}.values()))
+    timed = turns.telling(list(wanted.values())) if q.when else set()
     avgdl = st.avgdl
     idfs = [w * st.idf(i) for i, w in enumerate(q.weights)]
     results = []
@@ -135,6 +165,8 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
             score *= 1 + DATE_WEIGHT * math.exp(-_days(c.ts, q.near) / DATE_DAYS)
         if q.asked and c.asks:
             score *= ASKING
+        if (c.path, c.line) in timed:
+            score *= 1 + TIME_WEIGHT
         if score > 0:
             results.append(ranking.Result(c, score, [t for t, tf in zip(q.raw, c.tfs, strict=True) if tf],
                                          not all(c.tfs)))
@@ -144,6 +176,16 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
 
     results.sort(key=order_key)
     return results[:limit]
+
+
+@functools.cache
+def _time_match() -> str:
+    """The FTS5 query for a turn that tells a time: any word of anima/data/time_words.txt."""
+    from anima.infra.text import data
+    from anima.recall import fts
+
+    words = [w for ln in data("time_words.txt").splitlines() if not ln.startswith("#") for w in ln.split()]
+    return " OR ".join(fts.phrase(w) for w in words)
 
 
 def _days(ts: float, near: list) -> float:
