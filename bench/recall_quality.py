@@ -371,7 +371,7 @@ def run_anima_variant(corpus: Corpus, terms: list[list[str]], variant: str) -> l
     from anima.infra.home import Home
     from anima.recall import search as recall
 
-    def rank(cands, st, q, limit, tiers):
+    def rank(cands, st, q, limit, tiers, turns=None):  # (no neighbours: the first stage alone)
         def key(c):
             first = {"fill": not all(c.tfs), "or": 0,
                      "coord": -len({p for p, tf in zip(q.matches, c.tfs, strict=True) if tf})}[variant]

@@ -3,6 +3,7 @@ ranking that reads a turn with its neighbours, through the CLI and the installed
 
 import json
 import math
+import os
 import subprocess
 
 import pytest
@@ -179,3 +180,34 @@ def test_memory_recall_takes_a_question(run, chat):
         r = run("call", "memory_recall", input=json.dumps(bad))
         assert r.exit_code == 2 and "one of them" in json.loads(r.stdout)["error"]
     assert run("call", "memory_recall", input=json.dumps({"terms": ["Coco"], "query": None})).exit_code == 0
+
+
+MEMORIES = ["去年圣诞节晚会上我跳了一支舞，大家都很开心。", "我和妈妈一起去公园放风筝。",
+            "数学考试没考好，我很难过。", "周末在家看动画片，吃了很多零食。"]
+# A conversation as one line, no spaces: what a host hands over as the question.
+DIALOGUE = ("你知道吗？元旦晚会我要表演节目！真是太棒了！你一定会很紧张吧？是啊，我都不知道该穿什么。"
+            "穿上你最喜欢的衣服就好。我特别期待那天晚上，想让它变得很特别！你还记得去年晚会上你跳舞的时候吗？"
+            "记得！我还想再跳一次那个舞。")
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_a_long_chinese_question_is_read_as_its_pairs_of_characters(run, home, indexed):
+    """A batch line is a question, not terms split at spaces: read as terms, a Chinese
+    conversation with no space in it is one phrase of all its characters, which no turn holds
+    (every line of bench/recall_quality.py's MADial zh "plain text" row came back empty so)."""
+    for i, text in enumerate(MEMORIES):
+        path = write_session(home, f"m{i}", [("user", text, DAY)])
+        os.utime(path, (1e9, 1e9))  # (not hot: the index answers for it)
+    if indexed:
+        assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    r = run("recall", "--batch", "--no-tiers", input=DIALOGUE + "\n")
+    assert (r.exit_code, r.stderr) == (0, "")
+    got = rows(r)
+    assert [{k: v for k, v in x.items() if k != "path"} for x in got] == [
+        {"query": 0, "session": "m0", "line": 2, "date": "2026-11-01", "who": "user", "text": MEMORIES[0],
+         "score": 6.7034, "terms": ["晚会", "去年", "会上"], "relaxed": True}]
+    assert rows(run("recall", "--ask", DIALOGUE, "--json", "--no-tiers")) == [
+        {k: v for k, v in x.items() if k != "query"} for x in got]
+    # as a TERM, the line keeps its meaning: one phrase of all its characters, found nowhere
+    r = run("recall", DIALOGUE)
+    assert (r.exit_code, r.stdout, r.stderr) == (1, "", "")
