@@ -122,16 +122,15 @@ def rows_counts(con, match: str, rowids: list[int], n_hit: int, table: str = "f"
     how many rows of the table hold it. The rowids are a filter SQLite applies to what FTS5
     yields (`+rowid`), not a constraint handed to FTS5: given one, FTS5 starts the phrase's
     query, bm25()'s count of its rows included, over again for each rowid (0.2 ms each); this
-    way the phrase's rows are walked once, at C speed, and bm25() computed for the few kept."""
+    way the phrase's rows are walked once, at C speed, and bm25() computed for the few kept.
+    The rowids go in as one JSON array, so that one statement walks them however many there
+    are (in lists of 900 parameters, each list walked the phrase's rows again: 3.5x slower)."""
+    import json
+
     count = counter(con, n_hit, table)
-    out: dict[int, int] = {}
-    for i in range(0, len(rowids), 900):
-        part = rowids[i:i + 900]
-        sql = (f"SELECT {table}.rowid, bm25({table}), d.sz FROM {table} JOIN {table}_docsize d ON d.id = "
-               f"{table}.rowid WHERE {table} MATCH ? AND +{table}.rowid IN ({','.join('?' * len(part))})")
-        for rowid, score, sz in con.execute(sql, (match, *part)):
-            out[rowid] = count(score, varints(sz)[0])
-    return out
+    sql = (f"SELECT {table}.rowid, bm25({table}), d.sz FROM {table} JOIN {table}_docsize d ON d.id = "
+           f"{table}.rowid WHERE {table} MATCH ? AND +{table}.rowid IN (SELECT value FROM json_each(?))")
+    return {rowid: count(score, varints(sz)[0]) for rowid, score, sz in con.execute(sql, (match, json.dumps(rowids)))}
 
 
 def counter(con, n_hit: int, table: str = "f"):

@@ -35,32 +35,70 @@ ASKING = 0.8
 
 class Turns:
     """The turns of the sessions the pool falls in, each as a ranking.Candidate (with term
-    counts), in line order; read from the index for a file it covers, else from the file."""
+    counts), in line order; read from the index for a file it covers, else from the file.
+    From the index only the turns near a pool turn are read, not the whole file: a turn's
+    neighbours are the rows of its file just before and after it in the turns table's
+    index on file, which orders them by rowid, and a file's rowids rise with its lines
+    (anima.recall.index)."""
 
     def __init__(self, idx, filters, warn=lambda m: None):
         self.idx, self.filters, self.warn = idx, filters, warn
-        self._files: dict[str, list] = {}
-        self._ids = None
+        self._rows: dict[str, list] = {}  # path -> (rowid, line, ts, who, dl, asks) by place, None where unread
 
-    def of(self, c) -> list:
-        """Every turn of c's file, in order, with counts None (a query's `fill` gives them)."""
+    def around(self, c, known: dict, reach: int, orders: dict) -> tuple[list, int]:
+        """The turns of c's file by place (those within `reach` places of c, and of every turn
+        asked before; None for the rest; `orders`: {path: that list} of one query) and c's
+        place among them; a turn in
+        `known` ({(path, line): candidate}) is that candidate, any other has counts None
+        (`fill` gives them). The rows read are kept for the next query."""
         from anima.recall import ranking
 
-        if c.path not in self._files:
-            self._files[c.path] = self._read(c)
-        return [ranking.Candidate(c.session, c.path, line, ts, who, dl, None, c.source, rowid, asked)
-                for rowid, line, ts, who, dl, asked in self._files[c.path]]
+        rows = self._rows.get(c.path)
+        if self.idx is None or c.source is not self.idx:
+            if rows is None:
+                rows = self._rows[c.path] = self._read(c)
+            at, lo, hi = next(i for i, r in enumerate(rows) if r[1] == c.line), 0, len(rows)
+        else:
+            at = self._read_around(c, reach)
+            rows = self._rows[c.path]
+            lo, hi = max(0, at - reach), min(len(rows), at + reach + 1)
+        order = orders.get(c.path)
+        if order is None:
+            order = orders[c.path] = [None] * len(rows)
+        for place in range(lo, hi):
+            if order[place] is None:
+                rowid, line, ts, who, dl, asked = rows[place]
+                order[place] = known.get((c.path, line)) or ranking.Candidate(c.session, c.path, line, ts, who, dl,
+                                                                               None, c.source, rowid, asked)
+        return order, at
 
-    def _read(self, c) -> list[tuple]:
-        """(rowid, line, ts, who, dl, asks) of every turn of c's file, read once a run."""
+    def _read_around(self, c, reach: int) -> int:
+        """Read the index's rows of the turns within `reach` places of c into c's file's rows
+        (if not read yet); c's place."""
         from anima.recall import index
 
-        if self.idx is not None and c.source is self.idx:
-            if self._ids is None:
-                self._ids = {p: i for i, (p, _) in self.idx.covered().items()}
-            rows = self.idx.con.execute("SELECT id, line, ts, who, dl, asks FROM turns WHERE file = ? ORDER BY line",
-                                        (self._ids[c.path],))
-            return [(rowid, line, ts, index.WHO[who], dl, asked) for rowid, line, ts, who, dl, asked in rows]
+        con = self.idx.con
+        file_id = con.execute("SELECT file FROM turns WHERE id = ?", (c.rowid,)).fetchone()[0]
+        rows = self._rows.get(c.path)
+        if rows is None:
+            n = con.execute("SELECT count(*) FROM turns WHERE file = ?", (file_id,)).fetchone()[0]
+            rows = self._rows[c.path] = [None] * n
+        at = con.execute("SELECT count(*) FROM turns WHERE file = ? AND id < ?", (file_id, c.rowid)).fetchone()[0]
+        if all(rows[max(0, at - reach):at + reach + 1]):
+            return at
+        got = con.execute("SELECT * FROM (SELECT id, line, ts, who, dl, asks FROM turns WHERE file = :f AND id < :r "
+                          "ORDER BY id DESC LIMIT :k) UNION ALL SELECT * FROM (SELECT id, line, ts, who, dl, asks "
+                          "FROM turns WHERE file = :f AND id >= :r ORDER BY id LIMIT :k1)",
+                          {"f": file_id, "r": c.rowid, "k": reach, "k1": reach + 1}).fetchall()
+        before = sum(1 for r in got if r[0] < c.rowid)
+        for place, (rowid, line, ts, who, dl, asked) in zip(range(at - before, at + reach + 1), sorted(got),
+                                                             strict=False):
+            rows[place] = (rowid, line, ts, index.WHO[who], dl, asked)
+        return at
+
+    def _read(self, c) -> list[tuple]:
+        """(rowid 0, line, ts, who, dl, asks) of every turn of c's file, read from the file
+        (a file the index does not cover)."""
         from anima.recall import fts, ranking, sessions
 
         session = sessions.read_session(c.path, None, 0, lambda m: None)
@@ -73,13 +111,15 @@ class Turns:
         from anima.recall import fts
 
         zero = (0,) * len(q.matches)
-        asked = [t for t in turns if t.tfs is None and t.source is self.idx and self.idx is not None]
+        by_rowid = {}
         for t in turns:
-            if t.tfs is None and t not in asked:
-                t.tfs = zero
-        if not asked:
+            if t.tfs is None:
+                if self.idx is not None and t.source is self.idx:
+                    by_rowid[t.rowid] = t
+                else:
+                    t.tfs = zero
+        if not by_rowid:
             return
-        by_rowid = {t.rowid: t for t in asked}
         counts = [{} for _ in q.matches]
         for table in self.idx.tables:
             for i, m in enumerate(q.matches):
@@ -99,13 +139,8 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
     extra = {(r.c.path, r.c.line): r.extra for r in pool}
     wanted: dict[tuple, object] = {}
     sessions: dict[str, list] = {}
-    places: dict[str, dict] = {}  # path -> {line: its place in sessions[path]}
     for r in pool:
-        order = sessions.get(r.c.path)
-        if order is None:
-            order = sessions[r.c.path] = [known.get((t.path, t.line), t) for t in turns.of(r.c)]
-            places[r.c.path] = {t.line: i for i, t in enumerate(order)}
-        at = places[r.c.path][r.c.line]
+        order, at = turns.around(r.c, known, 2 * len(WEIGHTS), sessions)  # (r's window and its turns' windows)
         for i in range(max(0, at - len(WEIGHTS)), min(len(order), at + len(WEIGHTS) + 1)):
             wanted[(r.c.path, i)] = order[i]
     around = []
