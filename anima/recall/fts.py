@@ -156,38 +156,6 @@ def hits(con, match: str, table: str = "f") -> int:
     return con.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (match,)).fetchone()[0]
 
 
-def token_counts_beside(con, token: str, match: str, counts: dict[int, int], n_match: int,
-                        table: str = "f") -> dict[int, int] | None:
-    """{rowid: how often the token stands in it} for the rows of `counts` ({rowid: how often
-    the phrase `match`, which `n_match` rows hold, stands in it; at least once}), or None
-    when `token_counts` is cheaper.
-
-    FTS5's bm25() for `match AND token` is the sum of the two phrases' parts; the phrase's part
-    is known from its count, so the token's is what is left, and its count is recovered from
-    that as `phrase_rows` does. It costs a pass over the phrase's rows (about 1.5 µs a row),
-    fts5vocab's instance list a row per instance of the token (about 0.2 µs): measured on the
-    bench corpus, this is cheaper when the token stands in 8 times as many rows or more, and
-    in thousands (below that, the phrase's own row count, which FTS5 takes first, costs more)."""
-    n_token = hits(con, phrase(token), table)
-    if not n_token:
-        return {}
-    if n_match * 8 > n_token or n_token < 4000:
-        return None
-    n_row, n_tok = totals(con, table)
-    avgdl = n_tok / n_row
-    idf_match, idf_token = (max(math.log((n_row - n + 0.5) / (n + 0.5)), 1e-6) for n in (n_match, n_token))
-    out = {}
-    sql = (f"SELECT {table}.rowid, bm25({table}), d.sz FROM {table} JOIN {table}_docsize d ON d.id = {table}.rowid "
-           f"WHERE {table} MATCH ?")
-    for rowid, score, sz in con.execute(sql, (f"{match} AND {phrase(token)}",)):
-        tf = counts.get(rowid)
-        if tf:
-            k = K1 * (1 - B + B * varints(sz)[0] / avgdl)
-            g = (-score - idf_match * tf * (K1 + 1) / (tf + k)) / idf_token
-            out[rowid] = max(1, round(g * k / ((K1 + 1) - g)))
-    return out
-
-
 def token_counts(con, token: str, rowids, table: str = "f") -> dict[int, int]:
     """{rowid: how often the token stands in it} for those of `rowids` that hold it, read from
     FTS5's own instance list (fts5vocab): no bm25(), which would count the token's rows over

@@ -662,16 +662,17 @@ class Open:
             self._hits[match, table] = fts.hits(self.con, match, table)
         return self._hits[match, table]
 
-    def token_counts(self, token: str, rowids: list[int], beside: tuple | None = None) -> dict[int, int]:
-        """{rowid: count} of a token in these rows (for a candidate's source); `beside`, when
-        every one of them holds a phrase: (its match, {rowid: its count})."""
+    def token_counts(self, token: str, rowids: list[int]) -> dict[int, int]:
+        """{rowid: count} of a token (a CJK character) in these rows (for a candidate's
+        source). The token's rows are walked once a shard, these rowids kept
+        (fts.rows_counts): 2.5x cheaper at 3,000 sessions than its instance list (fts5vocab)
+        or the rows holding the token and the result's own term, both walked in full."""
         out: dict[int, int] = {}
+        match = fts.phrase(token)
         for table in self.tables:  # (rows an update appended are in f whatever their rowid)
-            got = None
-            if beside:
-                match, counts = beside
-                got = fts.token_counts_beside(self.con, token, match, counts, self.hits(match, table), table)
-            out.update(fts.token_counts(self.con, token, rowids, table) if got is None else got)
+            hits = self.hits(match, table)
+            if hits:
+                out.update(fts.rows_counts(self.con, match, rowids, hits, table))
         return out
 
     def totals(self) -> tuple[int, int]:

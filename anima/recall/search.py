@@ -455,20 +455,14 @@ def score(c: Candidate, st: Stats, q: Query) -> float:
 def backoff(results: list, st: Stats, q: Query) -> None:
     """Add the characters of the query's CJK terms to these results' scores: each character
     at half its term's weight, with an idf over these results only."""
-    from anima.recall import fts
-
     by_source: dict = {}
     for r in results:
         by_source.setdefault(id(r.c.source), (r.c.source, []))[1].append(r)
     counts = [{} for _ in q.extras]  # per character: {candidate: count}
     for source, rs in by_source.values():
         rowids = {r.c.rowid: r.c for r in rs}
-        for j, (char, parent) in enumerate(q.extras):
-            if isinstance(source, fts.Memory):
-                got = source.token_counts(char, list(rowids))
-            else:  # the index: every result holds its term, unless relaxed
-                beside = None if rs[0].relaxed else (q.matches[parent], {r.c.rowid: r.c.tfs[parent] for r in rs})
-                got = source.token_counts(char, list(rowids), beside)
+        for j, (char, _) in enumerate(q.extras):
+            got = source.token_counts(char, list(rowids))
             for rowid, tf in got.items():
                 counts[j][id(rowids[rowid])] = tf
     n = len(results)
