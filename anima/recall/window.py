@@ -44,13 +44,50 @@ class Turns:
     def __init__(self, idx, filters, warn=lambda m: None):
         self.idx, self.filters, self.warn = idx, filters, warn
         self._rows: dict[str, list] = {}  # path -> (rowid, line, ts, who, dl, asks) by place, None where unread
+        self._places: dict[int, int] = {}  # rowid -> its place in its file, for the turns read around
+
+    def read(self, cands: list, reach: int) -> None:
+        """Read the turns within `reach` places of each of these (from the index, in one
+        statement for them all: a turn's place is how many rows of its file come before it,
+        and its neighbours the `reach` rows either side, in the index on file)."""
+        from anima.recall import index
+
+        todo = {c.rowid: c for c in cands if self.idx is not None and c.source is self.idx
+                and c.rowid not in self._places}
+        if not todo:
+            return
+        import json
+
+        rows = self.idx.con.execute("""
+            WITH p AS (SELECT t.id AS r, t.file AS f FROM json_each(:p) j JOIN turns t ON t.id = j.value),
+            b AS MATERIALIZED (SELECT r, f,
+                coalesce((SELECT id FROM turns WHERE file = p.f AND id < p.r ORDER BY id DESC LIMIT 1 OFFSET :k - 1),
+                         0) AS lo,
+                coalesce((SELECT id FROM turns WHERE file = p.f AND id > p.r ORDER BY id LIMIT 1 OFFSET :k - 1),
+                         1 << 62) AS hi,
+                (SELECT count(*) FROM turns WHERE file = p.f AND id < p.r) AS at,
+                (SELECT count(*) FROM turns WHERE file = p.f) AS n FROM p)
+            SELECT b.r, b.at, b.n, u.id, u.line, u.ts, u.who, u.dl, u.asks
+            FROM b JOIN turns u ON u.file = b.f AND u.id BETWEEN b.lo AND b.hi ORDER BY b.r, u.id""",
+                                    {"p": json.dumps(list(todo)), "k": reach})
+        groups: dict[int, list] = {}
+        for r, at, n, *row in rows:
+            groups.setdefault(r, [at, n]).append(row)
+        for r, (at, n, *got) in groups.items():
+            path = todo[r].path
+            kept = self._rows.get(path)
+            if kept is None:
+                kept = self._rows[path] = [None] * n
+            before = sum(1 for row in got if row[0] < r)
+            for place, (rowid, line, ts, who, dl, asked) in enumerate(got, at - before):
+                kept[place] = (rowid, line, ts, index.WHO[who], dl, asked)
+            self._places[r] = at
 
     def around(self, c, known: dict, reach: int, orders: dict) -> tuple[list, int]:
         """The turns of c's file by place (those within `reach` places of c, and of every turn
         asked before; None for the rest; `orders`: {path: that list} of one query) and c's
-        place among them; a turn in
-        `known` ({(path, line): candidate}) is that candidate, any other has counts None
-        (`fill` gives them). The rows read are kept for the next query."""
+        place among them; a turn in `known` ({(path, line): candidate}) is that candidate, any
+        other has counts None (`fill` gives them). The rows read are kept for the next query."""
         from anima.recall import ranking
 
         rows = self._rows.get(c.path)
@@ -59,8 +96,8 @@ class Turns:
                 rows = self._rows[c.path] = self._read(c)
             at, lo, hi = next(i for i, r in enumerate(rows) if r[1] == c.line), 0, len(rows)
         else:
-            at = self._read_around(c, reach)
-            rows = self._rows[c.path]
+            self.read([c], reach)
+            rows, at = self._rows[c.path], self._places[c.rowid]
             lo, hi = max(0, at - reach), min(len(rows), at + reach + 1)
         order = orders.get(c.path)
         if order is None:
@@ -71,30 +108,6 @@ class Turns:
                 order[place] = known.get((c.path, line)) or ranking.Candidate(c.session, c.path, line, ts, who, dl,
                                                                                None, c.source, rowid, asked)
         return order, at
-
-    def _read_around(self, c, reach: int) -> int:
-        """Read the index's rows of the turns within `reach` places of c into c's file's rows
-        (if not read yet); c's place."""
-        from anima.recall import index
-
-        con = self.idx.con
-        file_id = con.execute("SELECT file FROM turns WHERE id = ?", (c.rowid,)).fetchone()[0]
-        rows = self._rows.get(c.path)
-        if rows is None:
-            n = con.execute("SELECT count(*) FROM turns WHERE file = ?", (file_id,)).fetchone()[0]
-            rows = self._rows[c.path] = [None] * n
-        at = con.execute("SELECT count(*) FROM turns WHERE file = ? AND id < ?", (file_id, c.rowid)).fetchone()[0]
-        if all(rows[max(0, at - reach):at + reach + 1]):
-            return at
-        got = con.execute("SELECT * FROM (SELECT id, line, ts, who, dl, asks FROM turns WHERE file = :f AND id < :r "
-                          "ORDER BY id DESC LIMIT :k) UNION ALL SELECT * FROM (SELECT id, line, ts, who, dl, asks "
-                          "FROM turns WHERE file = :f AND id >= :r ORDER BY id LIMIT :k1)",
-                          {"f": file_id, "r": c.rowid, "k": reach, "k1": reach + 1}).fetchall()
-        before = sum(1 for r in got if r[0] < c.rowid)
-        for place, (rowid, line, ts, who, dl, asked) in zip(range(at - before, at + reach + 1), sorted(got),
-                                                             strict=False):
-            rows[place] = (rowid, line, ts, index.WHO[who], dl, asked)
-        return at
 
     def _read(self, c) -> list[tuple]:
         """(rowid 0, line, ts, who, dl, asks) of every turn of c's file, read from the file
@@ -139,8 +152,9 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
     extra = {(r.c.path, r.c.line): r.extra for r in pool}
     wanted: dict[tuple, object] = {}
     sessions: dict[str, list] = {}
+    turns.read([r.c for r in pool], 2 * len(WEIGHTS))  # (a pool turn's window, and its turns' windows)
     for r in pool:
-        order, at = turns.around(r.c, known, 2 * len(WEIGHTS), sessions)  # (r's window and its turns' windows)
+        order, at = turns.around(r.c, known, 2 * len(WEIGHTS), sessions)
         for i in range(max(0, at - len(WEIGHTS)), min(len(order), at + len(WEIGHTS) + 1)):
             wanted[(r.c.path, i)] = order[i]
     around = []
