@@ -230,7 +230,10 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit:
 # Up to how many terms a query's turns holding some but not all of them are found by FTS5,
 # one set of terms at a time (2^n - 2 sets, most pruned by their best possible score); past
 # it, every turn holding any term is read (the way of old, exact at any number of terms).
-SUBSET_TERMS = 6
+# Measured on the bench's questions (bench/index.py, 300 sessions): at 3 terms the sets take
+# half the time of reading every turn, at 5 and 6 (a Chinese question's pairs of characters)
+# 1.7-3.5x as long, their 30-62 sets each walking rows of common terms again.
+SUBSET_TERMS = 4
 
 
 def _df(idx, match: str, tables: list[str], where: str, named: dict) -> int:
