@@ -13,6 +13,7 @@ bytes. `pick_terms(seed)` gives the query terms, each checked against the genera
 
 import bisect
 import calendar
+import functools
 import glob
 import itertools
 import json
@@ -170,8 +171,10 @@ def _jsonl(lines: list[dict]) -> bytes:
     return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines).encode()
 
 
-def make_corpus(directory: str, sessions: int = 300, turns: int = 100, seed: int = SEED) -> list[str]:
-    """Write the corpus as `<directory>/<id>.jsonl.zst`; return the paths, in session order."""
+def make_corpus(directory: str, sessions: int = 300, turns: int = 100, seed: int = SEED,
+                aged: bool = False) -> list[str]:
+    """Write the corpus as `<directory>/<id>.jsonl.zst`; return the paths, in session order.
+    `aged`: each file's mtime is its last turn's time, as a history's files are (else now)."""
     import zstandard
 
     os.makedirs(directory, exist_ok=True)
@@ -181,6 +184,9 @@ def make_corpus(directory: str, sessions: int = 300, turns: int = 100, seed: int
         path = os.path.join(directory, f"{sid}.jsonl.zst")
         with open(path, "wb") as f:
             f.write(compressor.compress(_jsonl(lines)))
+        if aged:
+            last = calendar.timegm(time.strptime(lines[-1]["ts"], "%Y-%m-%dT%H:%M:%SZ"))
+            os.utime(path, (last, last))
         paths.append(path)
     return paths
 
@@ -205,8 +211,10 @@ ABSENT_EN = ("quokka", "zygomorphic", "xylographer", "borborygmus")
 ABSENT_ZH = ("鲸歌", "量子纠缠", "饕餮", "蝾螈")
 
 
+@functools.cache
 def _texts(seed: int, sessions: int, turns: int):
-    """(searchable texts, every raw JSONL line) of the corpus: the turns anima reads, and all."""
+    """(searchable texts, every raw JSONL line) of the corpus: the turns anima reads, and all
+    (made once a process: pick_terms and questions both read them)."""
     searchable, raw = [], []
     for _, lines in _sessions(seed, sessions, turns):
         for line in lines:
@@ -275,6 +283,30 @@ def pick_terms(seed: int = SEED, sessions: int = 300, turns: int = 100) -> list[
         found = sum(1 for text in searchable if t in text)
         assert found, f"{t!r} does not occur in the turns"
     return terms
+
+
+def questions(n: int, seed: int = SEED, sessions: int = 300, turns: int = 100) -> list[str]:
+    """`n` questions in plain language (as `anima recall --batch` reads them) made of words of
+    the corpus's turns, so that each finds something: two content words of one turn in an
+    English question, or two of ZH_WORDS and ZH_PHRASES found in one turn in a Chinese one."""
+    searchable, _ = _texts(seed, sessions, turns)
+    rng = random.Random(seed + 17)
+    out: list[str] = []
+    while len(out) < n:
+        text = rng.choice(searchable)
+        zh = [w for w in ZH_WORDS + ZH_PHRASES if w in text]
+        if zh and rng.random() < 0.3:
+            a, b = rng.sample(zh, 2) if len(zh) > 1 else (zh[0], zh[0])
+            out.append(rng.choice(("记得{}和{}吗？", "{}的时候，{}怎么样？")).format(a, b))
+            continue
+        words = sorted({w for w in _WORD.findall(text)
+                        if w.islower() and w.isascii() and w.isalpha() and w not in STOPWORDS and len(w) >= 4})
+        if len(words) < 2:
+            continue
+        a, b = rng.sample(words, 2)
+        out.append(rng.choice(("What did we say about {} and {}?", "When did I mention {} with {}?",
+                               "Do you remember the {} and the {}?")).format(a, b))
+    return out
 
 
 def absent(terms: list[str]) -> set[str]:

@@ -7,6 +7,9 @@ from it, so it is as private as the transcripts. Beside it, plain tables hold id
 numbers, dates, speakers and sizes of the turns and the files they came from; results are
 always read back from the transcripts themselves.
 
+A file's turns have rowids that rise with their lines (a rebuild numbers them in order, an
+update gives lines appended rowids past every other): the turns around one are read by rowid.
+
 Tokens, phrases and counts are anima.recall.fts's: the index holds each turn as an FTS5 body, and
 a query asks it, per term, which rows hold the phrase and how often (recovered from bm25()).
 Scores are then computed by recall itself, from the same numbers a scan gets from its
@@ -659,16 +662,17 @@ class Open:
             self._hits[match, table] = fts.hits(self.con, match, table)
         return self._hits[match, table]
 
-    def token_counts(self, token: str, rowids: list[int], beside: tuple | None = None) -> dict[int, int]:
-        """{rowid: count} of a token in these rows (for a candidate's source); `beside`, when
-        every one of them holds a phrase: (its match, {rowid: its count})."""
+    def token_counts(self, token: str, rowids: list[int]) -> dict[int, int]:
+        """{rowid: count} of a token (a CJK character) in these rows (for a candidate's
+        source). The token's rows are walked once a shard, these rowids kept
+        (fts.rows_counts): 2.5x cheaper at 3,000 sessions than its instance list (fts5vocab)
+        or the rows holding the token and the result's own term, both walked in full."""
         out: dict[int, int] = {}
+        match = fts.phrase(token)
         for table in self.tables:  # (rows an update appended are in f whatever their rowid)
-            got = None
-            if beside:
-                match, counts = beside
-                got = fts.token_counts_beside(self.con, token, match, counts, self.hits(match, table), table)
-            out.update(fts.token_counts(self.con, token, rowids, table) if got is None else got)
+            hits = self.hits(match, table)
+            if hits:
+                out.update(fts.rows_counts(self.con, match, rowids, hits, table))
         return out
 
     def totals(self) -> tuple[int, int]:
@@ -751,6 +755,11 @@ def verify(home, cfg) -> list[str]:
                               "(SELECT count(*) FROM turns t WHERE t.file = f.id)").fetchone()[0]
         if counted:
             problems.append(f"{target}: {counted} files' turn counts disagree with their turns")
+        # a file's rowids rise with its lines: recall reads a turn's neighbours by rowid (window.Turns)
+        disordered = con.execute("SELECT count(*) FROM (SELECT line, lag(line) OVER (PARTITION BY file ORDER BY id) "
+                                 "AS before FROM turns) WHERE line <= before").fetchone()[0]
+        if disordered:
+            problems.append(f"{target}: {disordered} turns out of line order by rowid")
     except Exception as e:  # sqlite3.DatabaseError and friends: the file is no index
         problems.append(f"{target}: cannot be read as an index ({e})")
     finally:

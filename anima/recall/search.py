@@ -233,7 +233,10 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit:
 # Up to how many terms a query's turns holding some but not all of them are found by FTS5,
 # one set of terms at a time (2^n - 2 sets, most pruned by their best possible score); past
 # it, every turn holding any term is read (the way of old, exact at any number of terms).
-SUBSET_TERMS = 6
+# Measured on the bench's questions (bench/index.py, 300 sessions): at 3 terms the sets take
+# half the time of reading every turn, at 5 and 6 (a Chinese question's pairs of characters)
+# 1.7-3.5x as long, their 30-62 sets each walking rows of common terms again.
+SUBSET_TERMS = 4
 
 
 def _df(idx, match: str, tables: list[str], where: str, named: dict) -> int:
@@ -458,20 +461,14 @@ def score(c: Candidate, st: Stats, q: Query) -> float:
 def backoff(results: list, st: Stats, q: Query) -> None:
     """Add the characters of the query's CJK terms to these results' scores: each character
     at half its term's weight, with an idf over these results only."""
-    from anima.recall import fts
-
     by_source: dict = {}
     for r in results:
         by_source.setdefault(id(r.c.source), (r.c.source, []))[1].append(r)
     counts = [{} for _ in q.extras]  # per character: {candidate: count}
     for source, rs in by_source.values():
         rowids = {r.c.rowid: r.c for r in rs}
-        for j, (char, parent) in enumerate(q.extras):
-            if isinstance(source, fts.Memory):
-                got = source.token_counts(char, list(rowids))
-            else:  # the index: every result holds its term, unless relaxed
-                beside = None if rs[0].relaxed else (q.matches[parent], {r.c.rowid: r.c.tfs[parent] for r in rs})
-                got = source.token_counts(char, list(rowids), beside)
+        for j, (char, _) in enumerate(q.extras):
+            got = source.token_counts(char, list(rowids))
             for rowid, tf in got.items():
                 counts[j][id(rowids[rowid])] = tf
     n = len(results)

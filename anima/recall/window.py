@@ -40,33 +40,84 @@ TIME_WEIGHT = 0.6
 
 class Turns:
     """The turns of the sessions the pool falls in, each as a ranking.Candidate (with term
-    counts), in line order; read from the index for a file it covers, else from the file."""
+    counts), in line order; read from the index for a file it covers, else from the file.
+    From the index only the turns near a pool turn are read, not the whole file: a turn's
+    neighbours are the rows of its file just before and after it in the turns table's
+    index on file, which orders them by rowid, and a file's rowids rise with its lines
+    (anima.recall.index)."""
 
     def __init__(self, idx, filters, warn=lambda m: None):
         self.idx, self.filters, self.warn = idx, filters, warn
-        self._files: dict[str, list] = {}
+        self._rows: dict[str, list] = {}  # path -> (rowid, line, ts, who, dl, asks) by place, None where unread
+        self._places: dict[int, int] = {}  # rowid -> its place in its file, for the turns read around
         self._texts: dict[str, dict[int, str]] = {}  # path -> {line: text} of a scanned file
-        self._ids = None
 
-    def of(self, c) -> list:
-        """Every turn of c's file, in order, with counts None (a query's `fill` gives them)."""
-        from anima.recall import ranking
-
-        if c.path not in self._files:
-            self._files[c.path] = self._read(c)
-        return [ranking.Candidate(c.session, c.path, line, ts, who, dl, None, c.source, rowid, asked)
-                for rowid, line, ts, who, dl, asked in self._files[c.path]]
-
-    def _read(self, c) -> list[tuple]:
-        """(rowid, line, ts, who, dl, asks) of every turn of c's file, read once a run."""
+    def read(self, cands: list, reach: int) -> None:
+        """Read the turns within `reach` places of each of these (from the index, in one
+        statement for them all: a turn's place is how many rows of its file come before it,
+        and its neighbours the `reach` rows either side, in the index on file)."""
         from anima.recall import index
 
-        if self.idx is not None and c.source is self.idx:
-            if self._ids is None:
-                self._ids = {p: i for i, (p, _) in self.idx.covered().items()}
-            rows = self.idx.con.execute("SELECT id, line, ts, who, dl, asks FROM turns WHERE file = ? ORDER BY line",
-                                        (self._ids[c.path],))
-            return [(rowid, line, ts, index.WHO[who], dl, asked) for rowid, line, ts, who, dl, asked in rows]
+        todo = {c.rowid: c for c in cands if self.idx is not None and c.source is self.idx
+                and c.rowid not in self._places}
+        if not todo:
+            return
+        import json
+
+        rows = self.idx.con.execute("""
+            WITH p AS (SELECT t.id AS r, t.file AS f FROM json_each(:p) j JOIN turns t ON t.id = j.value),
+            b AS MATERIALIZED (SELECT r, f,
+                coalesce((SELECT id FROM turns WHERE file = p.f AND id < p.r ORDER BY id DESC LIMIT 1 OFFSET :k - 1),
+                         0) AS lo,
+                coalesce((SELECT id FROM turns WHERE file = p.f AND id > p.r ORDER BY id LIMIT 1 OFFSET :k - 1),
+                         1 << 62) AS hi,
+                (SELECT count(*) FROM turns WHERE file = p.f AND id < p.r) AS at,
+                (SELECT count(*) FROM turns WHERE file = p.f) AS n FROM p)
+            SELECT b.r, b.at, b.n, u.id, u.line, u.ts, u.who, u.dl, u.asks
+            FROM b JOIN turns u ON u.file = b.f AND u.id BETWEEN b.lo AND b.hi ORDER BY b.r, u.id""",
+                                    {"p": json.dumps(list(todo)), "k": reach})
+        groups: dict[int, list] = {}
+        for r, at, n, *row in rows:
+            groups.setdefault(r, [at, n]).append(row)
+        for r, (at, n, *got) in groups.items():
+            path = todo[r].path
+            kept = self._rows.get(path)
+            if kept is None:
+                kept = self._rows[path] = [None] * n
+            before = sum(1 for row in got if row[0] < r)
+            for place, (rowid, line, ts, who, dl, asked) in enumerate(got, at - before):
+                kept[place] = (rowid, line, ts, index.WHO[who], dl, asked)
+            self._places[r] = at
+
+    def around(self, c, known: dict, reach: int, orders: dict) -> tuple[list, int]:
+        """The turns of c's file by place (those within `reach` places of c, and of every turn
+        asked before; None for the rest; `orders`: {path: that list} of one query) and c's
+        place among them; a turn in `known` ({(path, line): candidate}) is that candidate, any
+        other has counts None (`fill` gives them). The rows read are kept for the next query."""
+        from anima.recall import ranking
+
+        rows = self._rows.get(c.path)
+        if self.idx is None or c.source is not self.idx:
+            if rows is None:
+                rows = self._rows[c.path] = self._read(c)
+            at, lo, hi = next(i for i, r in enumerate(rows) if r[1] == c.line), 0, len(rows)
+        else:
+            self.read([c], reach)
+            rows, at = self._rows[c.path], self._places[c.rowid]
+            lo, hi = max(0, at - reach), min(len(rows), at + reach + 1)
+        order = orders.get(c.path)
+        if order is None:
+            order = orders[c.path] = [None] * len(rows)
+        for place in range(lo, hi):
+            if order[place] is None:
+                rowid, line, ts, who, dl, asked = rows[place]
+                order[place] = known.get((c.path, line)) or ranking.Candidate(c.session, c.path, line, ts, who, dl,
+                                                                               None, c.source, rowid, asked)
+        return order, at
+
+    def _read(self, c) -> list[tuple]:
+        """(rowid 0, line, ts, who, dl, asks) of every turn of c's file, read from the file
+        (a file the index does not cover)."""
         from anima.recall import fts, ranking, sessions
 
         session = sessions.read_session(c.path, None, 0, lambda m: None)
@@ -102,13 +153,15 @@ class Turns:
         from anima.recall import fts
 
         zero = (0,) * len(q.matches)
-        asked = [t for t in turns if t.tfs is None and t.source is self.idx and self.idx is not None]
+        by_rowid = {}
         for t in turns:
-            if t.tfs is None and t not in asked:
-                t.tfs = zero
-        if not asked:
+            if t.tfs is None:
+                if self.idx is not None and t.source is self.idx:
+                    by_rowid[t.rowid] = t
+                else:
+                    t.tfs = zero
+        if not by_rowid:
             return
-        by_rowid = {t.rowid: t for t in asked}
         counts = [{} for _ in q.matches]
         for table in self.idx.tables:
             for i, m in enumerate(q.matches):
@@ -128,13 +181,9 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
     extra = {(r.c.path, r.c.line): r.extra for r in pool}
     wanted: dict[tuple, object] = {}
     sessions: dict[str, list] = {}
-    places: dict[str, dict] = {}  # path -> {line: its place in sessions[path]}
+    turns.read([r.c for r in pool], 2 * len(WEIGHTS))  # (a pool turn's window, and its turns' windows)
     for r in pool:
-        order = sessions.get(r.c.path)
-        if order is None:
-            order = sessions[r.c.path] = [known.get((t.path, t.line), t) for t in turns.of(r.c)]
-            places[r.c.path] = {t.line: i for i, t in enumerate(order)}
-        at = places[r.c.path][r.c.line]
+        order, at = turns.around(r.c, known, 2 * len(WEIGHTS), sessions)
         for i in range(max(0, at - len(WEIGHTS)), min(len(order), at + len(WEIGHTS) + 1)):
             wanted[(r.c.path, i)] = order[i]
     around = []
