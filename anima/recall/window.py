@@ -178,7 +178,7 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
     from anima.recall import ranking
 
     known = {(c.path, c.line): c for c in cands}
-    extra = {(r.c.path, r.c.line): r.extra for r in pool}
+    extra = {(r.c.path, r.c.line): r.extra for r in pool if r.extra}  # (a CJK term's characters)
     wanted: dict[tuple, object] = {}
     sessions: dict[str, list] = {}
     turns.read([r.c for r in pool], 2 * len(WEIGHTS))  # (a pool turn's window, and its turns' windows)
@@ -190,7 +190,9 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
     for (path, i) in wanted:
         order = sessions[path]
         around += order[max(0, i - len(WEIGHTS)):i + len(WEIGHTS) + 1]
-    turns.fill(q, list({id(t): t for t in around}.values()))
+    around = list({id(t): t for t in around}.values())
+    turns.fill(q, around)
+    held = {id(t) for t in around if any(t.tfs)}  # a neighbour holding no term adds only its length
     timed = turns.telling(list(wanted.values())) if q.when else set()
     avgdl = st.avgdl
     idfs = [w * st.idf(i) for i, w in enumerate(q.weights)]
@@ -207,8 +209,10 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
                     n = order[j]
                     norm += w
                     dl += w * n.dl
-                    tfw = [a + w * b for a, b in zip(tfw, n.tfs, strict=True)]
-                    bonus += w * extra.get((n.path, n.line), 0.0)
+                    if id(n) in held:
+                        tfw = [a + w * b for a, b in zip(tfw, n.tfs, strict=True)]
+                    if extra:
+                        bonus += w * extra.get((n.path, n.line), 0.0)
         score = sum(idf * ranking.part(tf, dl, avgdl * norm) for idf, tf in zip(idfs, tfw, strict=True) if tf) + bonus
         if q.near:
             score *= 1 + DATE_WEIGHT * math.exp(-_days(c.ts, q.near) / DATE_DAYS)
