@@ -279,6 +279,19 @@ def test_verify_changes_nothing(run, indexed, home):
     assert snapshot(home) == before
 
 
+def test_verify_finds_turns_numbered_out_of_line_order(run, indexed, home):
+    """recall reads a turn's neighbours by rowid: a file whose rowids do not rise with its
+    lines would give it the wrong neighbours, and verify says so."""
+    db = home / "index" / "recall.sqlite"
+    con = sqlite3.connect(db)
+    (file_id,) = con.execute("SELECT file FROM turns GROUP BY file HAVING count(*) > 1 LIMIT 1").fetchone()
+    con.execute("UPDATE turns SET line = -line WHERE file = ?", (file_id,))  # lines now fall as rowids rise
+    con.commit()
+    con.close()
+    r = run("index", "verify")
+    assert r.exit_code == 1 and f"{db}: 14 turns out of line order by rowid\n" in r.stdout
+
+
 def test_two_rebuilds_at_once_one_is_busy(anima_bin, indexed, home):
     env = {**os.environ, "ANIMA_HOME": str(home)}
     generate(home, 7, sessions=60, turns=40)
