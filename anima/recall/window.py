@@ -51,6 +51,8 @@ class Turns:
         self._rows: dict[str, list] = {}  # path -> (rowid, line, ts, who, dl, asks) by place, None where unread
         self._places: dict[int, int] = {}  # rowid -> its place in its file, for the turns read around
         self._texts: dict[str, dict[int, str]] = {}  # path -> {line: text} of a scanned file
+        self._lines: dict[str, dict[int, int]] = {}  # path -> {line: place} of a scanned file
+        self._timed: dict[tuple[str, int], bool] = {}  # (path, line) -> tells a time (a batch asks again)
 
     def read(self, cands: list, reach: int) -> None:
         """Read the turns within `reach` places of each of these (from the index, in one
@@ -100,7 +102,8 @@ class Turns:
         if self.idx is None or c.source is not self.idx:
             if rows is None:
                 rows = self._rows[c.path] = self._read(c)
-            at, lo, hi = next(i for i, r in enumerate(rows) if r[1] == c.line), 0, len(rows)
+                self._lines[c.path] = {r[1]: place for place, r in enumerate(rows)}
+            at, lo, hi = self._lines[c.path][c.line], 0, len(rows)
         else:
             self.read([c], reach)
             rows, at = self._rows[c.path], self._places[c.rowid]
@@ -132,20 +135,22 @@ class Turns:
         from anima.recall import fts
 
         match = _time_match()
-        out = set()
-        indexed = {t.rowid: t for t in turns if self.idx is not None and t.source is self.idx}
+        unknown = {(t.path, t.line): t for t in turns if (t.path, t.line) not in self._timed}
+        told = set()
+        indexed = {t.rowid: t for t in unknown.values() if self.idx is not None and t.source is self.idx}
         for table in self.idx.tables if indexed else ():
-            out.update((indexed[r].path, indexed[r].line) for r in fts.rows_matching(
+            told.update((indexed[r].path, indexed[r].line) for r in fts.rows_matching(
                 self.idx.con, match, list(indexed), table))
-        scanned = [t for t in turns if self.idx is None or t.source is not self.idx]
+        scanned = [t for t in unknown.values() if self.idx is None or t.source is not self.idx]
         if scanned:
             memory = fts.Memory()
             for t in scanned:
                 memory.add(self._texts.get(t.path, {}).get(t.line, ""))
             memory.flush()
-            out.update((scanned[r - 1].path, scanned[r - 1].line) for r in fts.rows_matching(
+            told.update((scanned[r - 1].path, scanned[r - 1].line) for r in fts.rows_matching(
                 memory.con, match, list(range(1, len(scanned) + 1))))
-        return out
+        self._timed.update((key, key in told) for key in unknown)
+        return {(t.path, t.line) for t in turns if self._timed[t.path, t.line]}
 
     def fill(self, q, turns: list) -> None:
         """Give term counts to those of `turns` that have none: zeros for a scanned file (its
