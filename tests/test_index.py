@@ -503,7 +503,7 @@ def candidates(home, qs, idx, limit, tiers, filters):
     from anima.recall import search
 
     h = Home(str(home))
-    found, stats = search._search(h, config.load(h.config), qs, filters, idx, lambda m: None, None, limit)
+    found, stats = search._search(h, config.load(h.config), qs, filters, idx, lambda m: None, None, [limit] * len(qs))
     # (a scan keeps the turns the filters refuse too, for their neighbours: rank leaves them out)
     return [[c for c in cs if filters.admit(c.ts, c.who)] for cs in found], stats
 
@@ -522,7 +522,7 @@ def as_row(c):
     return c.session, c.path, c.line, c.ts, c.who, c.dl, c.tfs
 
 
-@pytest.mark.parametrize(("seed", "subset_terms"), [(21, 6), (22, 6), (23, 6), (24, 2)])
+@pytest.mark.parametrize(("seed", "subset_terms"), [(21, 6), (22, 6), (23, 6), (24, 2), (25, 1)])
 def test_the_index_finds_every_candidate_a_scan_ranks_first(run, home, seed, subset_terms, monkeypatch):
     """A property of from_index, for queries of one to five terms (many hold some terms and
     not all): every turn among the first K of a scan's candidates, in recall's order (all the
@@ -532,7 +532,7 @@ def test_the_index_finds_every_candidate_a_scan_ranks_first(run, home, seed, sub
     from anima.infra.home import Home
     from anima.recall import index, search
 
-    monkeypatch.setattr(search, "SUBSET_TERMS", subset_terms)  # (past it, every row is read)
+    monkeypatch.setattr(search, "SUBSET_TERMS", subset_terms)  # (past it, SQLite scores every row)
     rng = random.Random(seed)
     run("init", "--lang", "en")
     generate(home, seed, sessions=10, turns=30)

@@ -37,9 +37,6 @@ from anima.recall import fts, ranking
 NAME = "recall.sqlite"
 SCHEMA_VERSION = "6"  # 6: whether a turn asks a question (anima.recall.window)
 WHO = ("user", "me", "delegated")
-# what phrase_rows joins to each row of a shard: the turn it is (none for a dead row)
-TURN_COLUMNS = ", t.file, t.line, t.ts, t.who, t.asks"
-TURN_JOIN = "LEFT JOIN turns t ON t.id = {}.rowid"
 
 
 def path(home) -> str:

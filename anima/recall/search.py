@@ -10,9 +10,9 @@ terms and dates first (anima.recall.ask).
 Ranking: each turn that holds a term is scored alone by BM25 (k1 1.2, b 0.75; idf log(1 + (N -
 df + 0.5)/(df + 0.5)) over every turn of every session, lengths in tokens); a Chinese (CJK)
 term of two or more characters also lets each of its characters add to the score of the best
-window.POOL turns, at half weight and with an idf over those turns only. Those turns, and the
-turns around them, are then scored with their neighbours and the dates the query names
-(anima.recall.window). Turns holding every term come first, then the rest, marked relaxed;
+window.DEEP turns, at half weight and with an idf over those turns only. The best of them
+(window.depth), and the turns around them, are then scored with their neighbours and the
+dates the query names (anima.recall.window). Turns holding every term come first, then the rest, marked relaxed;
 within each, the user's own words, then mine, then delegated (`--no-tiers`: score alone), then
 score, then the newer turn.
 
@@ -213,13 +213,13 @@ def index_stats(idx, queries: list[Query]) -> list[Stats]:
     return stats
 
 
-def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit: int):
+def from_index(idx, queries: list[Query], filters: Filters, found, stats, limits: list[int]):
     """Add what `scan` would find in the sessions the index covers now, without reading them,
     to `found` and `stats` (which already hold every other session's: the ranking inside
-    SQLite needs the final statistics): every turn that can be among the first `limit` (rank's
-    pool) by (all terms before some, `score`, newer, session, line), with its exact counts,
-    and exact document counts. FTS5 does the AND: see `_from_subsets`."""
-    for q, st, out in zip(queries, stats, found, strict=True):
+    SQLite needs the final statistics): every turn that can be among a query's first `limits`
+    (what rank keeps: window.depth) by (all terms before some, `score`, newer, session, line),
+    with its exact counts, and exact document counts. FTS5 does the AND: see `_from_subsets`."""
+    for q, st, out, limit in zip(queries, stats, found, limits, strict=True):
         if not q.matches:
             continue
         if len(q.matches) == 1:
@@ -227,15 +227,16 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limit:
         elif len(q.matches) <= SUBSET_TERMS:
             _from_subsets(idx, q, st, filters, out, limit)
         else:
-            _all_from_index(idx, q, st, filters, out)
+            _any_from_index(idx, q, st, filters, out, limit)
 
 
 # Up to how many terms a query's turns holding some but not all of them are found by FTS5,
 # one set of terms at a time (2^n - 2 sets, most pruned by their best possible score); past
-# it, every turn holding any term is read (the way of old, exact at any number of terms).
-# Measured on the bench's questions (bench/index.py, 300 sessions): at 3 terms the sets take
-# half the time of reading every turn, at 5 and 6 (a Chinese question's pairs of characters)
-# 1.7-3.5x as long, their 30-62 sets each walking rows of common terms again.
+# it, SQLite scores every turn holding any term (_any_from_index). Measured on the bench's
+# questions (bench/index.py, 300 sessions): at 3 terms the sets take half the time of reading
+# every turn into Python, at 5 and 6 (a Chinese question's pairs of characters) 1.7-3.5x as
+# long, their 30-62 sets each walking rows of common terms again; the whole batch takes 1.5x
+# as long with every query of 2 terms or more scored by SQLite, 1.9x with sets up to 9 terms.
 SUBSET_TERMS = 4
 
 
@@ -271,6 +272,16 @@ def _filtered(filters: Filters, where: str, named: dict) -> str:
     return where
 
 
+def _terms(idx, q: Query, st: Stats, filters: Filters) -> tuple[list[str], str, dict]:
+    """The shards holding some term of `q`, the SQL leaving out what the index may not answer
+    and the filters refuse, and its parameters; each term's document count added to `st`."""
+    where, named = _others(idx)
+    tables = [t for t in idx.tables if any(idx.hits(m, t) for m in q.matches)]
+    for i, m in enumerate(q.matches):
+        st.df[i] += _df(idx, m, tables, where, named)
+    return tables, _filtered(filters, where, named), named
+
+
 def _from_subsets(idx, q: Query, st: Stats, filters: Filters, out: list, k: int) -> None:
     """The candidates of a query of several terms, from the index, by the set of terms each
     turn holds: for a set S, the turns matching "S's phrases AND-ed, NOT any other", in
@@ -285,13 +296,8 @@ def _from_subsets(idx, q: Query, st: Stats, filters: Filters, out: list, k: int)
     part gives its count as fts.counter does."""
     import itertools
 
-
     n = len(q.matches)
-    where, named = _others(idx)
-    tables = [t for t in idx.tables if any(idx.hits(m, t) for m in q.matches)]
-    for i, m in enumerate(q.matches):
-        st.df[i] += _df(idx, m, tables, where, named)
-    where = _filtered(filters, where, named)
+    tables, where, named = _terms(idx, q, st, filters)
     avgdl = st.avgdl
     weights = [q.weights[i] * st.idf(i) for i in range(n)]
 
@@ -368,28 +374,46 @@ def _subset(idx, q: Query, s: tuple, tables: list, where: str, named: dict, weig
     return got
 
 
-def _all_from_index(idx, q: Query, st: Stats, filters: Filters, out: list) -> None:
-    """Every turn the index covers now that holds any term, with its counts: read row by row."""
+def _any_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: int) -> None:
+    """The candidates of a query of more than SUBSET_TERMS terms, from the index: SQLite
+    scores every turn holding any term, each term's count recovered from its bm25() as in
+    _top_from_index, with `score`'s own arithmetic in the same order (a term a turn lacks adds
+    0.0, as `score` skips it: the same doubles), and keeps the first `k` by (all terms before
+    some, score, newer, session, line), as `rank` orders them."""
     from anima.recall import fts, index
 
-    covered = idx.covered()
-    rows: dict[str, dict] = {}
-    for m in q.matches:
-        rows[m] = {}
-        for table in idx.tables:  # rowids are unique across the shards
-            rows[m].update(fts.phrase_rows(idx.con, m, index.TURN_COLUMNS, index.TURN_JOIN.format(table), table))
-
-    def meta(r):
-        for c in rows.values():
-            if r in c:
-                _, _, file_id, line, ts, who, asked = c[r]
-                if file_id in covered:
-                    path, session = covered[file_id]
-                    return session, path, line, ts, index.WHO[who], asked
-                return None
-        return None
-
-    _collect([q], rows, meta, filters, [out], [st], idx)
+    n = len(q.matches)
+    tables, where, named = _terms(idx, q, st, filters)
+    params = {**named, "k": k, "n": n, "k1": K1, "k2": K1 + 1, "b": B, "avgdl": st.avgdl}
+    arms = []
+    for s, table in enumerate(tables):
+        for i, m in enumerate(q.matches):
+            hits = idx.hits(m, table)
+            if not hits:
+                continue
+            count = fts.counter(idx.con, hits, table)
+            params[f"m{s}_{i}"], params[f"idf{s}_{i}"], params[f"fa{s}_{i}"] = m, count.idf, count.avgdl
+            g = f"(-b / :idf{s}_{i})"
+            tf = f"max(1, round({g} * (:k1 * (1 - :b + :b * dl / :fa{s}_{i})) / (:k2 - {g})))"
+            arms.append(f"SELECT r, {i} AS i, {tf} AS tf FROM (SELECT {table}.rowid AS r, bm25({table}) AS b, "
+                        f"t.dl AS dl FROM {table} JOIN turns t ON t.id = {table}.rowid "
+                        f"WHERE {table} MATCH :m{s}_{i} LIMIT -1)")  # (LIMIT: bm25() computed once a row)
+    if not arms:
+        return
+    pivot = ", ".join(f"max(CASE i WHEN {i} THEN tf END) AS tf{i}" for i in range(n))
+    parts = []
+    for i in range(n):
+        params[f"w{i}"] = q.weights[i] * st.idf(i)
+        parts.append(f"coalesce(:w{i} * (tf{i} * :k2 / (tf{i} + :k1 * (1 - :b + :b * dl / :avgdl))), 0.0)")
+    sql = (f"WITH h AS ({' UNION ALL '.join(arms)}), g AS (SELECT r, count(*) AS held, {pivot} FROM h GROUP BY r) "
+           f"SELECT *, {' + '.join(parts)} AS score FROM (SELECT g.*, t.dl AS dl, t.line AS line, t.ts AS ts, "
+           "t.who AS who, fl.session AS session, fl.path AS path, t.asks AS asks FROM g "
+           f"JOIN turns t ON t.id = g.r JOIN files fl ON fl.id = t.file WHERE 1{where}) "
+           "ORDER BY held < :n, score DESC, ts DESC, session, line LIMIT :k")
+    for rowid, _, *rest in idx.con.execute(sql, params):
+        tfs, (dl, line, ts, who, session, file_path, asked, _) = rest[:n], rest[n:]
+        out.append(Candidate(session, file_path, line, ts, index.WHO[who], dl, tuple(int(tf or 0) for tf in tfs),
+                             idx, rowid, asked))
 
 
 def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: int) -> None:
@@ -485,7 +509,7 @@ def backoff(results: list, st: Stats, q: Query) -> None:
 
 def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool, turns=None) -> list[Result]:
     """Turns that hold every term first, then the rest (relaxed). Each admitted candidate is
-    scored alone, the best window.POOL of them (and a CJK term's characters added, see
+    scored alone, the best of them (window.depth; a CJK term's characters added, see
     backoff) are then scored with their neighbours, and so are the neighbours themselves
     (anima.recall.window); `turns` (a window.Turns) reads the sessions they are in. Without
     `turns` (texts with no conversation around them: her own past) every candidate is
@@ -500,10 +524,12 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool, t
         return r.relaxed, -r.score, -r.c.ts, r.c.session, r.c.line
 
     results.sort(key=order)
-    pool = results[:max(window.POOL, limit)]
+    kept, scored = window.depth(q, limit)
+    pool = results[:kept]
     if q.extras:
         backoff(pool, st, q)
         pool.sort(key=order)
+    del pool[scored:]
     if turns is None:
         pool.sort(key=lambda r: (r.relaxed, TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line))
         return pool[:limit]
@@ -552,7 +578,7 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
 
         notes.clear()
         found, stats = _search(home, cfg, queries, filters, idx, warn, notes.append if note else None,
-                               max(window.POOL, limit), read)
+                               [window.depth(q, limit)[0] for q in queries], read)
         turns = window.Turns(idx, filters)
         return [rank(c, st, q, limit, tiers, turns) if q.raw else []
                 for c, st, q in zip(found, stats, queries, strict=True)]
@@ -616,8 +642,9 @@ class _Filters:
         return None
 
 
-def _search(home, cfg, queries, filters, idx, warn, note, limit, read=None):
-    """Candidates and statistics: a scan's for what the index does not cover, then the index's.
+def _search(home, cfg, queries, filters, idx, warn, note, limits, read=None):
+    """Candidates and statistics: a scan's for what the index does not cover, then the index's
+    (each query's first `limits`, see from_index).
     `read`, when given, gets {path: (turns, format)} of every file (anima.recall.silent)."""
     from anima.recall import prescan
 
@@ -640,7 +667,7 @@ def _search(home, cfg, queries, filters, idx, warn, note, limit, read=None):
             uncovered = (s for s in prescan.scan(home, cfg, f.phrases, warn, paths=plan.uncovered, read=read)
                          if s.id not in indexed_ids)
             scan(uncovered, queries, filters, found, stats, f)
-        from_index(idx, queries, filters, found, stats, limit)
+        from_index(idx, queries, filters, found, stats, limits)
         return found, stats
     f = _Filters(queries)
     return scan(prescan.scan(home, cfg, f.phrases, warn, read=read), queries, filters, sieves=f)
