@@ -22,13 +22,16 @@ K1 = 1.2  # FTS5's bm25() constants, needed to invert it
 B = 0.75
 _SPACING: list | None = None
 _TOKEN = re.compile(r"[^\W_]+")
+_NON_ASCII = re.compile(r"([^\x00-\x7f]+)")
 
 
 def body(text: str) -> str:
     """The text FTS5 tokenises: a space around each CJK character, private-use characters
     (tokens to FTS5, not to recall) made spaces. str.translate does it at C speed, with a
     list for a table (an index, not a dict lookup, per character: 1.75x faster; characters
-    past its end are left as they are)."""
+    past its end are left as they are), given only the runs of non-ASCII characters: on
+    the rest it would look each character up all the same (the bench corpus's mixed
+    Chinese and English: 1.3x faster)."""
     global _SPACING
     if text.isascii():  # nothing to space: no CJK, no private use
         return text
@@ -37,7 +40,9 @@ def body(text: str) -> str:
         for lo, hi in CJK_RANGES:
             _SPACING[lo:hi + 1] = [f" {chr(o)} " for o in range(lo, hi + 1)]
         _SPACING[0xE000:0xF900] = [" "] * (0xF900 - 0xE000)
-    return text.translate(_SPACING)
+    parts = _NON_ASCII.split(text)
+    parts[1::2] = [p.translate(_SPACING) for p in parts[1::2]]
+    return "".join(parts)
 
 
 _TOKEN_IN_TEXT: re.Pattern | None = None
