@@ -211,3 +211,30 @@ def test_a_long_chinese_question_is_read_as_its_pairs_of_characters(run, home, i
     # as a TERM, the line keeps its meaning: one phrase of all its characters, found nowhere
     r = run("recall", DIALOGUE)
     assert (r.exit_code, r.stdout, r.stderr) == (1, "", "")
+
+
+def test_a_damaged_transcript_is_read_with_its_neighbours_as_far_as_it_goes(run, home, tmp_path):
+    """The window stage reads a scanned file only around the results; a zstd file whose last
+    frame is cut is read whole instead, as the search reads it: its results, warning and
+    all, are those of the same lines in a sound file."""
+    import zstandard
+
+    lines = [json.dumps({"role": "user" if i % 2 == 0 else "assistant", "ts": DAY,
+                         "content": f"turn {i} about kayaks" if i % 5 == 0 else f"turn {i}: where did you go?"})
+             for i in range(40)]
+    run("init", "--lang", "en")
+    run("index", "off")
+    c = zstandard.ZstdCompressor()
+    whole, cut = c.compress(("\n".join(lines[:30]) + "\n").encode()), c.compress(("\n".join(lines[30:]) + "\n").encode())
+    (home / "sessions" / "s.jsonl.zst").write_bytes(whole + cut[:-7])
+    damaged = run("recall", "--ask", "Where did the kayaks go?", "--json", "--limit", "40")
+    assert "kept lines 1-30" in damaged.stderr and damaged.exit_code == 0
+    relaxed = damaged.stderr.splitlines()[-1]
+    assert "relaxed" in relaxed
+    (home / "sessions" / "s.jsonl.zst").unlink()
+    (home / "sessions" / "s.jsonl").write_text("\n".join(lines[:30]) + "\n")
+    sound = run("recall", "--ask", "Where did the kayaks go?", "--json", "--limit", "40")
+    assert sound.stderr.splitlines() == [relaxed]
+    strip = [{k: v for k, v in r.items() if k != "path"} for r in rows(damaged)]
+    assert strip == [{k: v for k, v in r.items() if k != "path"} for r in rows(sound)]
+    assert len(strip) > 10 and {r["line"] for r in strip} <= set(range(1, 31))

@@ -42,10 +42,14 @@ TIME_WEIGHT = 0.6
 class Turns:
     """The turns of the sessions the pool falls in, each as a ranking.Candidate (with term
     counts), in line order; read from the index for a file it covers, else from the file.
-    From the index only the turns near a pool turn are read, not the whole file: a turn's
+    Only the turns near a pool turn are read, not the whole file. From the index: a turn's
     neighbours are the rows of its file just before and after it in the turns table's
     index on file, which orders them by rowid, and a file's rowids rise with its lines
-    (anima.recall.index)."""
+    (anima.recall.index). From a file: its lines are parsed outwards from the pool turn's
+    until `reach` turns are found on each side (after the lines that decide its format, as
+    sessions.turns_at does), and the stretches so read are its turns, in line order. A window
+    never reaches past its stretch (it spans at most `reach` turns from a pool turn), so two
+    stretches side by side in that list are never taken for neighbours."""
 
     def __init__(self, idx, filters, warn=lambda m: None):
         self.idx, self.filters, self.warn = idx, filters, warn
@@ -53,6 +57,9 @@ class Turns:
         self._places: dict[int, int] = {}  # rowid -> its place in its file, for the turns read around
         self._texts: dict[str, dict[int, str]] = {}  # path -> {line: text} of a scanned file
         self._lines: dict[str, dict[int, int]] = {}  # path -> {line: place} of a scanned file
+        self._raw: dict[str, tuple | None] = {}  # path -> (its lines, detector, mtime); None: read whole
+        self._parsed: dict[str, dict[int, tuple | None]] = {}  # path -> {line: its row, None if no turn}
+        self._reached: set[tuple[str, int]] = set()  # (path, line) of the turns read around (a batch asks again)
         self._timed: dict[tuple[str, int], bool] = {}  # (path, line) -> tells a time (a batch asks again)
 
     def read(self, cands: list, reach: int) -> None:
@@ -61,6 +68,12 @@ class Turns:
         and its neighbours the `reach` rows either side, in the index on file)."""
         from anima.recall import index
 
+        scanned: dict[str, list[int]] = {}
+        for c in cands:
+            if (self.idx is None or c.source is not self.idx) and (c.path, c.line) not in self._reached:
+                scanned.setdefault(c.path, []).append(c.line)
+        for path, lines in scanned.items():
+            self._read_file(path, lines, reach)
         todo = {c.rowid: c for c in cands if self.idx is not None and c.source is self.idx
                 and c.rowid not in self._places}
         if not todo:
@@ -97,37 +110,93 @@ class Turns:
         asked before; None for the rest; `orders`: {path: that list} of one query) and c's
         place among them; a turn in `known` ({(path, line): candidate}) is that candidate, any
         other has counts None (`fill` gives them). The rows read are kept for the next query."""
-        from anima.recall import ranking
+        from anima.recall import fts, ranking
 
-        rows = self._rows.get(c.path)
+        self.read([c], reach)
         if self.idx is None or c.source is not self.idx:
-            if rows is None:
-                rows = self._rows[c.path] = self._read(c)
-                self._lines[c.path] = {r[1]: place for place, r in enumerate(rows)}
-            at, lo, hi = self._lines[c.path][c.line], 0, len(rows)
+            rows, at = self._rows[c.path], self._lines[c.path][c.line]
         else:
-            self.read([c], reach)
             rows, at = self._rows[c.path], self._places[c.rowid]
-            lo, hi = max(0, at - reach), min(len(rows), at + reach + 1)
         order = orders.get(c.path)
         if order is None:
             order = orders[c.path] = [None] * len(rows)
-        for place in range(lo, hi):
+        for place in range(max(0, at - reach), min(len(rows), at + reach + 1)):
             if order[place] is None:
                 rowid, line, ts, who, dl, asked = rows[place]
+                if dl is None:  # (a scanned turn's length, counted only when it is near a result)
+                    dl = fts.token_count(self._texts[c.path][line])
                 order[place] = known.get((c.path, line)) or ranking.Candidate(c.session, c.path, line, ts, who, dl,
                                                                                None, c.source, rowid, asked)
         return order, at
 
-    def _read(self, c) -> list[tuple]:
-        """(rowid 0, line, ts, who, dl, asks) of every turn of c's file, read from the file
-        (a file the index does not cover)."""
-        from anima.recall import fts, ranking, sessions
+    def _read_file(self, path: str, lines: list[int], reach: int) -> None:
+        """Parse the lines of a file the index does not cover within `reach` turns of each of
+        these lines (each a turn), and make its rows (rowid 0, line, ts, who, dl None, asks)
+        those of every turn parsed so far, in line order; `around` counts a turn's length if
+        it needs it. A damaged file is read whole, as read_session reads it."""
+        from anima.infra import fs
+        from anima.recall import formats, ranking, sessions, zstd
 
-        session = sessions.read_session(c.path, None, 0, lambda m: None)
-        turns = session.turns if session else []
-        self._texts[c.path] = {t.line: t.text for t in turns}
-        return [(0, t.line, t.ts, t.who, fts.token_count(t.text), ranking.asks(t.text)) for t in turns]
+        if path not in self._parsed:
+            parsed = self._parsed[path] = {}
+            self._texts[path] = {}
+            try:
+                raw = b"".join(zstd.chunks(path)).split(b"\n")
+            except (OSError, zstd.Damaged):
+                self._raw[path] = None
+                session = sessions.read_session(path, None, 0, lambda m: None)
+                for t in session.turns if session else []:
+                    self._texts[path][t.line] = t.text
+                    parsed[t.line] = (0, t.line, t.ts, t.who, None, ranking.asks(t.text))
+            else:
+                sig = fs.signature(path)
+                detector = formats.Detector()
+                self._raw[path] = raw, detector, sig[0] / 1e9 if sig else 0.0
+                number = 0
+                while detector.format is None and number < len(raw):  # the lines that decide its format
+                    number += 1
+                    parsed[number] = self._parse(path, number)
+        parsed = self._parsed[path]
+        if self._raw[path] is not None:
+            raw = self._raw[path][0]
+            for line in lines:
+                if line not in parsed:
+                    parsed[line] = self._parse(path, line)
+                for step in (-1, 1):
+                    found, number = 0, line + step
+                    while found < reach and 1 <= number <= len(raw):
+                        if number not in parsed:
+                            parsed[number] = self._parse(path, number)
+                        found += parsed[number] is not None
+                        number += step
+        self._reached.update((path, line) for line in lines)
+        rows = [row for _, row in sorted(parsed.items()) if row is not None]
+        self._rows[path] = rows
+        self._lines[path] = {row[1]: place for place, row in enumerate(rows)}
+
+    def _parse(self, path: str, number: int) -> tuple | None:
+        """The row of line `number` of a file being read in part, or None when it holds no
+        turn (as sessions.read_session reads it); its text kept in _texts. Before the file's
+        format is decided, lines must come in order."""
+        from anima.infra import jsontext
+        from anima.recall import formats, ranking
+
+        raw, detector, mtime = self._raw[path]
+        line = raw[number - 1]
+        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]
+        try:
+            obj = jsontext.loads(line.decode("utf-8"))
+        except ValueError:
+            return None
+        if not isinstance(obj, dict) or not detector.may_hold_turn(obj):
+            return None
+        turn = formats.turn(obj, detector.format, detector.delegated)
+        if turn is None:
+            return None
+        who, text, ts = turn
+        self._texts[path][number] = text
+        return 0, number, mtime if ts is None else ts, who, None, ranking.asks(text)
 
     def telling(self, turns: list) -> set[tuple[str, int]]:
         """(path, line) of those of `turns` that tell a time: FTS5 asked for the time words, of
