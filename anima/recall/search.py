@@ -12,9 +12,9 @@ df + 0.5)/(df + 0.5)) over every turn of every session, lengths in tokens); a Ch
 term of two or more characters also lets each of its characters add to the score of the best
 window.DEEP turns, at half weight and with an idf over those turns only. The best of them
 (window.depth), and the turns around them, are then scored with their neighbours and the
-dates the query names (anima.recall.window). Turns holding every term come first, then the rest, marked relaxed;
-within each, the user's own words, then mine, then delegated (`--no-tiers`: score alone), then
-score, then the newer turn.
+dates the query names (anima.recall.window). Turns holding every term come first, then the
+rest, marked relaxed; within each, the user's own words, then mine, then delegated
+(`--no-tiers`: score alone), then score, then the newer turn.
 
 The scan looks for each term's tokens in the raw bytes first and parses only the lines that
 may hold them (prescan.scan), puts those turns in an in-memory FTS5 table and asks it
