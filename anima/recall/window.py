@@ -57,7 +57,7 @@ class Turns:
         self._places: dict[int, int] = {}  # rowid -> its place in its file, for the turns read around
         self._texts: dict[str, dict[int, str]] = {}  # path -> {line: text} of a scanned file
         self._lines: dict[str, dict[int, int]] = {}  # path -> {line: place} of a scanned file
-        self._raw: dict[str, tuple | None] = {}  # path -> (its lines, detector, mtime); None: read whole
+        self._format: dict[str, tuple | None] = {}  # path -> (its formats.Detector, mtime); None: read whole
         self._parsed: dict[str, dict[int, tuple | None]] = {}  # path -> {line: its row, None if no turn}
         self._reached: set[tuple[str, int]] = set()  # (path, line) of the turns read around (a batch asks again)
         self._timed: dict[tuple[str, int], bool] = {}  # (path, line) -> tells a time (a batch asks again)
@@ -133,17 +133,18 @@ class Turns:
         """Parse the lines of a file the index does not cover within `reach` turns of each of
         these lines (each a turn), and make its rows (rowid 0, line, ts, who, dl None, asks)
         those of every turn parsed so far, in line order; `around` counts a turn's length if
-        it needs it. A damaged file is read whole, as read_session reads it."""
+        it needs it. A damaged file is read whole, as read_session reads it. The decompressed
+        file is not kept: a later query of a batch that needs more of it reads it again."""
         from anima.infra import fs
-        from anima.recall import formats, ranking, sessions, zstd
+        from anima.recall import formats, ranking, sessions
 
+        raw = None
         if path not in self._parsed:
             parsed = self._parsed[path] = {}
             self._texts[path] = {}
-            try:
-                raw = b"".join(zstd.chunks(path)).split(b"\n")
-            except (OSError, zstd.Damaged):
-                self._raw[path] = None
+            raw = _lines_of(path)
+            if raw is None:
+                self._format[path] = None
                 session = sessions.read_session(path, None, 0, lambda m: None)
                 for t in session.turns if session else []:
                     self._texts[path][t.line] = t.text
@@ -151,22 +152,23 @@ class Turns:
             else:
                 sig = fs.signature(path)
                 detector = formats.Detector()
-                self._raw[path] = raw, detector, sig[0] / 1e9 if sig else 0.0
+                self._format[path] = detector, sig[0] / 1e9 if sig else 0.0
                 number = 0
                 while detector.format is None and number < len(raw):  # the lines that decide its format
                     number += 1
-                    parsed[number] = self._parse(path, number)
+                    parsed[number] = self._parse(path, raw, number)
+        elif self._format[path] is not None:
+            raw = _lines_of(path)
         parsed = self._parsed[path]
-        if self._raw[path] is not None:
-            raw = self._raw[path][0]
+        if raw is not None:
             for line in lines:
                 if line not in parsed:
-                    parsed[line] = self._parse(path, line)
+                    parsed[line] = self._parse(path, raw, line)
                 for step in (-1, 1):
                     found, number = 0, line + step
                     while found < reach and 1 <= number <= len(raw):
                         if number not in parsed:
-                            parsed[number] = self._parse(path, number)
+                            parsed[number] = self._parse(path, raw, number)
                         found += parsed[number] is not None
                         number += step
         self._reached.update((path, line) for line in lines)
@@ -174,14 +176,14 @@ class Turns:
         self._rows[path] = rows
         self._lines[path] = {row[1]: place for place, row in enumerate(rows)}
 
-    def _parse(self, path: str, number: int) -> tuple | None:
-        """The row of line `number` of a file being read in part, or None when it holds no
-        turn (as sessions.read_session reads it); its text kept in _texts. Before the file's
-        format is decided, lines must come in order."""
+    def _parse(self, path: str, raw: list, number: int) -> tuple | None:
+        """The row of line `number` of a file being read in part (`raw`: its lines), or None
+        when it holds no turn (as sessions.read_session reads it); its text kept in _texts.
+        Before the file's format is decided, lines must come in order."""
         from anima.infra import jsontext
         from anima.recall import formats, ranking
 
-        raw, detector, mtime = self._raw[path]
+        detector, mtime = self._format[path]
         line = raw[number - 1]
         if number == 1 and line.startswith(b"\xef\xbb\xbf"):
             line = line[3:]
@@ -316,6 +318,16 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
 
     results.sort(key=order_key)
     return results[:limit]
+
+
+def _lines_of(path: str) -> list[bytes] | None:
+    """The decompressed lines of a transcript; None when it is damaged or cannot be read."""
+    from anima.recall import zstd
+
+    try:
+        return b"".join(zstd.chunks(path)).split(b"\n")
+    except (OSError, zstd.Damaged):
+        return None
 
 
 @functools.cache
