@@ -372,7 +372,7 @@ def test_an_index_of_the_formats_before_is_rebuilt_by_the_next_update(run, home)
     assert run("index", "status").exit_code == 65
     assert run("index", "update").exit_code == 0
     with sqlite3.connect(db) as con:
-        assert con.execute("SELECT value FROM meta WHERE key='version'").fetchone() == (index.SCHEMA_VERSION,)
+        assert con.execute("SELECT value FROM meta WHERE key='version'").fetchone() == (index.version(),)
     con.close()
     r = run("recall", "--json", "barley")
     assert r.stderr == "" and [json.loads(x)["line"] for x in r.stdout.splitlines()] == [7]

@@ -597,3 +597,37 @@ def test_a_query_trusts_the_listing_until_a_directory_changes(run, home):
     r = run("recall", "quokka")
     assert [line.split("\t")[0] for line in r.stdout.splitlines()] == ["new", "old"]
     assert "index is stale: 1 sessions changed or new" in r.stderr
+
+
+def test_the_index_keeps_which_turns_tell_a_time_through_an_update(run, home):
+    """Whether a turn tells a time is asked of FTS5 when the turn is indexed, by a rebuild and
+    by an update that adds a file or appends to one; a question that asks when then ranks the
+    same with the index as without, and the index's version names the time words."""
+    from anima.recall import index, timewords
+
+    run("init", "--lang", "en")
+    grown = write_session(home, "grown", [("user", "Maria: I adopted Coco with joy", "2026-10-02T09:00:00Z")])
+    backdate(home)
+    assert run("index", "rebuild").exit_code == 0
+    assert run("index", "on").exit_code == 0
+    with open(grown, "a") as f:
+        f.write(json.dumps({"role": "user", "content": "Maria: I adopted Coco last week",
+                            "ts": "2026-10-01T09:00:00Z"}) + "\n")
+    write_session(home, "new", [("user", "小明上周领养了可可", "2026-10-01T09:00:00Z"),
+                                ("user", "小明开心领养了可可", "2026-10-02T09:00:00Z")])
+    backdate(home)
+    assert run("index", "update").exit_code == 0  # (it appends to the plain file, reads the new one)
+    status = json.loads(run("index", "status", "--json").stdout)
+    assert (status["indexed"], status["stale"], status["hot"]) == (2, 0, 0)
+    questions = ("When did Maria adopt Coco?", "小明什么时候领养了可可？")
+    on = [run("recall", "--ask", q, "--json", "--no-tiers").stdout for q in questions]
+    assert [json.loads(out.splitlines()[0])["line"] for out in on] == [3, 2]  # the older, telling when
+    assert run("index", "off").exit_code == 0
+    assert on == [run("recall", "--ask", q, "--json", "--no-tiers").stdout for q in questions]
+    con = sqlite3.connect(home / "index" / index.NAME)
+    try:
+        assert con.execute("SELECT value FROM meta WHERE key='version'").fetchone() == (
+            f"{index.SCHEMA_VERSION}:{timewords.digest()}",)
+        assert con.execute("SELECT count(*) FROM turns WHERE tells").fetchone() == (2,)
+    finally:
+        con.close()

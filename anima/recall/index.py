@@ -35,7 +35,7 @@ from anima.infra.errors import DataError, Refused
 from anima.recall import fts, ranking
 
 NAME = "recall.sqlite"
-SCHEMA_VERSION = "6"  # 6: whether a turn asks a question (anima.recall.window)
+SCHEMA_VERSION = "7"  # 7: whether a turn tells a time (anima.recall.timewords)
 WHO = ("user", "me", "delegated")
 
 
@@ -83,7 +83,15 @@ def _disk(where: str):
 
 TURNS = """CREATE TABLE turns(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
                                ts REAL NOT NULL, who INTEGER NOT NULL, dl INTEGER NOT NULL,
-                               asks INTEGER NOT NULL);"""
+                               asks INTEGER NOT NULL, tells INTEGER NOT NULL);"""
+
+
+def version() -> str:
+    """What meta's version says: the format, and the words that tell a time its turns were
+    asked for (anima.recall.timewords): an index made with other words is of another version."""
+    from anima.recall import timewords
+
+    return f"{SCHEMA_VERSION}:{timewords.digest()}"
 
 
 def _create(con) -> None:
@@ -95,7 +103,7 @@ def _create(con) -> None:
                            size INTEGER NOT NULL, lines INTEGER NOT NULL, tail TEXT NOT NULL);
         {TURNS}
         CREATE INDEX turns_file ON turns(file);
-        INSERT INTO meta VALUES('version', '{SCHEMA_VERSION}');
+        INSERT INTO meta VALUES('version', '{version()}');
     """)
     fts.create(con)
 
@@ -166,7 +174,9 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
 SKIPPED = {"id": "", "format": "", "delegated": False, "rows": [], "size": 0, "lines": 0, "tail": ""}
 
 
-def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
+def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> list[int]:
+    """Index a file's rows (all of it, or what it grew by when `file_id` is given); the new
+    turns' (rowid, body), whose telling a time _tell marks."""
     rows = got["rows"]
     if file_id is None:
         cur = con.execute("INSERT INTO files(path, sig, session, format, delegated, turns, tokens, size, lines, tail) "
@@ -178,7 +188,7 @@ def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
         con.execute("UPDATE files SET sig=?, turns=turns+?, size=?, lines=?, tail=? WHERE id=?",
                     (_sig(sig), len(rows), got["size"], got["lines"], got["tail"], file_id))
     if not rows:
-        return
+        return []
     # rowids past every FTS5 row ever written, in any shard: a retired file's dead rows keep theirs
     first = max(con.execute(f"SELECT max(id) FROM {t}_docsize").fetchone()[0] or 0 for t in shards(con)) + 1
     con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", [(first + i, r[3]) for i, r in enumerate(rows)])
@@ -186,8 +196,26 @@ def _insert(con, path: str, sig, got: dict, file_id: int | None = None) -> None:
     sizes = dict(con.execute("SELECT id, sz FROM f_docsize WHERE id BETWEEN ? AND ?", (first, first + len(rows) - 1)))
     turns = [(first + i, file_id, line, ts, who, fts.varints(sizes[first + i])[0], asks)
              for i, (line, ts, who, _, asks) in enumerate(rows)]
-    con.executemany("INSERT INTO turns(id, file, line, ts, who, dl, asks) VALUES(?,?,?,?,?,?,?)", turns)
+    con.executemany("INSERT INTO turns(id, file, line, ts, who, dl, asks, tells) VALUES(?,?,?,?,?,?,?,0)", turns)
     con.execute("UPDATE files SET tokens=tokens+? WHERE id=?", (sum(t[5] for t in turns), file_id))
+    return [(first + i, r[3]) for i, r in enumerate(rows)]
+
+
+def _tell(con, added: list[tuple[int, str]]) -> None:
+    """Mark those of these new turns ((rowid, body) each) that tell a time
+    (anima.recall.timewords), asked of an FTS5 table in memory that holds only them, as a scan
+    asks: asked of the index, the time words' rows would be walked whole, each update costing
+    more as the history grows (240 ms at 3,000 sessions)."""
+    from anima.recall import timewords
+
+    if not added:
+        return
+    memory = fts.Memory()
+    for _, body in added:
+        memory.add_body(body)
+    memory.flush()
+    told = fts.rows_matching(memory.con, timewords.match(), list(range(1, len(added) + 1)))
+    con.executemany("UPDATE turns SET tells=1 WHERE id=?", ((added[r - 1][0],) for r in told))
 
 
 class Plan:
@@ -470,6 +498,8 @@ def _fill_shard(con, items, k: int, shards: int, tick) -> dict:
     """Index the files ((file id, path, signature) each) into `con`'s table f, rowids from
     k * SHARD_STRIDE + 1, and their turns into its table turns; {path: (what was read, with
     how many "turns" and "tokens" (as FTS5 counted them), not its text; warnings)}."""
+    from anima.recall import timewords
+
     # no merging while building, and a large in-memory term hash (fewer, larger segments: 64
     # MiB shared among the shards, which fill at the same time); one optimize at the end
     # leaves a single segment to query
@@ -492,15 +522,17 @@ def _fill_shard(con, items, k: int, shards: int, tick) -> dict:
     con.execute("INSERT INTO f(f, rank) VALUES('automerge', 4)")  # updates merge as usual
     con.execute("INSERT INTO f(f, rank) VALUES('hashsize', 1048576)")
     con.commit()
-    # each turn's length in tokens as FTS5 counted them (recall.scan counts them the same way)
+    # each turn's length in tokens as FTS5 counted them (recall.scan counts them the same way),
+    # and whether it tells a time (one walk of the time words' rows)
     sizes = dict(con.execute("SELECT id, sz FROM f_docsize"))
+    told = {r for (r,) in con.execute("SELECT rowid FROM f WHERE f MATCH ?", (timewords.match(),))}
     tokens: dict[int, int] = {}
     rows = []
     for t in turns:
         dl = fts.varints(sizes[t[0]])[0]
         tokens[t[1]] = tokens.get(t[1], 0) + dl
-        rows.append((*t, dl))
-    con.executemany("INSERT INTO turns(id, file, line, ts, who, asks, dl) VALUES(?,?,?,?,?,?,?)", rows)
+        rows.append((*t, dl, t[0] in told))
+    con.executemany("INSERT INTO turns(id, file, line, ts, who, asks, dl, tells) VALUES(?,?,?,?,?,?,?,?)", rows)
     con.commit()
     for p, (got, _) in out.items():
         if got is not None:
@@ -527,6 +559,7 @@ def update(home, cfg, warn=lambda m: None) -> dict:
             files = sources.session_files(home, cfg)
             p = plan(con, files, cfg["index.hot_minutes"])
             counts = {"added": 0, "appended": 0, "replaced": 0, "removed": len(p.missing)}
+            added: list[tuple[int, str]] = []  # the new turns' (rowid, body)
             with con:
                 for gone in p.missing:
                     _retire(con, gone)
@@ -538,7 +571,7 @@ def update(home, cfg, warn=lambda m: None) -> dict:
                     if row and sig and sig[1] >= row[1] > 0 and _tail_hash(stale, row[1]) == row[3]:
                         grown = _read_appended(stale, row[4], bool(row[5]), row[1], row[2])
                         if grown is not None:
-                            _insert(con, stale, sig, grown, row[0])
+                            added += _insert(con, stale, sig, grown, row[0])
                             counts["appended"] += 1
                             continue
                     _, _, got, warnings = _read_file((stale, sig))
@@ -554,7 +587,8 @@ def update(home, cfg, warn=lambda m: None) -> dict:
                         continue
                     counts["replaced" if row else "added"] += 1
                     ids.add(got["id"])
-                    _insert(con, stale, sig, got)
+                    added += _insert(con, stale, sig, got)
+                _tell(con, added)
                 _save_listing(con, seen, set(files).difference(p.current, p.stale))
         finally:
             con.close()
@@ -584,22 +618,22 @@ def _outdated(target: str) -> bool:
     except (sqlite3.DatabaseError, Refused, OSError):
         return False
     try:
-        version = con.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+        found = con.execute("SELECT value FROM meta WHERE key='version'").fetchone()
     except sqlite3.DatabaseError:
         return False
     finally:
         con.close()
-    return bool(version) and version[0] != SCHEMA_VERSION
+    return bool(found) and found[0] != version()
 
 
 def _usable(con, target: str) -> None:
     import sqlite3
 
     try:
-        version = con.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+        found = con.execute("SELECT value FROM meta WHERE key='version'").fetchone()
     except sqlite3.DatabaseError as e:
         raise Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one") from None
-    if not version or version[0] != SCHEMA_VERSION:
+    if not found or found[0] != version():
         raise Unusable(f"{target}: made by another version of anima; `anima index rebuild` makes a new one")
 
 
@@ -742,8 +776,8 @@ def verify(home, cfg) -> list[str]:
         check = con.execute("PRAGMA quick_check").fetchone()[0]
         if check != "ok":
             problems.append(f"{target}: database damaged: {check}")
-        version = con.execute("SELECT value FROM meta WHERE key='version'").fetchone()
-        if not version or version[0] != SCHEMA_VERSION:
+        found = con.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+        if not found or found[0] != version():
             problems.append(f"{target}: made by another version of anima; rebuild it")
         orphans = con.execute("SELECT count(*) FROM turns WHERE file NOT IN (SELECT id FROM files)").fetchone()[0]
         if orphans:

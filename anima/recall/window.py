@@ -13,9 +13,9 @@ A CJK character's extra score (search.backoff) is carried over with the same wei
 
 A turn that ends in a question mark scores ASKING times its score for a question: it asks
 rather than answers (the answer is its neighbour, which it lifts all the same). For a
-question that asks when (anima.recall.ask), a turn that tells a time (holds a word of
-anima/data/time_words.txt: "last week", "yesterday", 去年) scores 1 + TIME_WEIGHT times its
-score: it more likely says when than a turn that only shares the question's words.
+question that asks when (anima.recall.ask), a turn that tells a time (anima.recall.timewords:
+"last week", "yesterday", 去年) scores 1 + TIME_WEIGHT times its score: it more likely says
+when than a turn that only shares the question's words.
 
 A question that names a date (anima.recall.ask) raises each turn's score by up to DATE_WEIGHT
 times, the more the nearer the turn is to the span named (exp(-days / DATE_DAYS), days 0
@@ -27,7 +27,6 @@ for a file it covers (their term counts, when they are not candidates, asked of 
 the transcript itself for a file that is scanned (whose candidates are every turn holding a term).
 """
 
-import functools
 import math
 
 WEIGHTS = (0.5, 0.35, 0.25, 0.15)
@@ -61,6 +60,7 @@ class Turns:
         self._parsed: dict[str, dict[int, tuple | None]] = {}  # path -> {line: its row, None if no turn}
         self._reached: set[tuple[str, int]] = set()  # (path, line) of the turns read around (a batch asks again)
         self._timed: dict[tuple[str, int], bool] = {}  # (path, line) -> tells a time (a batch asks again)
+        self._tells: dict[int, bool] = {}  # rowid -> tells a time, as the index says, for the turns read
 
     def read(self, cands: list, reach: int) -> None:
         """Read the turns within `reach` places of each of these (from the index, in one
@@ -89,7 +89,7 @@ class Turns:
                          1 << 62) AS hi,
                 (SELECT count(*) FROM turns WHERE file = p.f AND id < p.r) AS at,
                 (SELECT count(*) FROM turns WHERE file = p.f) AS n FROM p)
-            SELECT b.r, b.at, b.n, u.id, u.line, u.ts, u.who, u.dl, u.asks
+            SELECT b.r, b.at, b.n, u.id, u.line, u.ts, u.who, u.dl, u.asks, u.tells
             FROM b JOIN turns u ON u.file = b.f AND u.id BETWEEN b.lo AND b.hi ORDER BY b.r, u.id""",
                                     {"p": json.dumps(list(todo)), "k": reach})
         groups: dict[int, list] = {}
@@ -101,8 +101,9 @@ class Turns:
             if kept is None:
                 kept = self._rows[path] = [None] * n
             before = sum(1 for row in got if row[0] < r)
-            for place, (rowid, line, ts, who, dl, asked) in enumerate(got, at - before):
+            for place, (rowid, line, ts, who, dl, asked, tells) in enumerate(got, at - before):
                 kept[place] = (rowid, line, ts, index.WHO[who], dl, asked)
+                self._tells[rowid] = bool(tells)
             self._places[r] = at
 
     def around(self, c, known: dict, reach: int, orders: dict) -> tuple[list, int]:
@@ -201,18 +202,14 @@ class Turns:
         return 0, number, mtime if ts is None else ts, who, None, ranking.asks(text)
 
     def telling(self, turns: list) -> set[tuple[str, int]]:
-        """(path, line) of those of `turns` that tell a time: FTS5 asked for the time words, of
-        the index's rows by rowid, of a scanned file's turns in an in-memory table, so that
-        both find them as a term is found."""
-        from anima.recall import fts
+        """(path, line) of those of `turns` that tell a time (anima.recall.timewords): as the
+        index found when it indexed them (read with them), for a scanned file's turns FTS5
+        asked in an in-memory table, so that both find them as a term is found."""
+        from anima.recall import fts, timewords
 
-        match = _time_match()
         unknown = {(t.path, t.line): t for t in turns if (t.path, t.line) not in self._timed}
-        told = set()
-        indexed = {t.rowid: t for t in unknown.values() if self.idx is not None and t.source is self.idx}
-        for table in self.idx.tables if indexed else ():
-            told.update((indexed[r].path, indexed[r].line) for r in fts.rows_matching(
-                self.idx.con, match, list(indexed), table))
+        told = {key for key, t in unknown.items() if self._tells.get(t.rowid)
+                and self.idx is not None and t.source is self.idx}
         scanned = [t for t in unknown.values() if self.idx is None or t.source is not self.idx]
         if scanned:
             memory = fts.Memory()
@@ -220,7 +217,7 @@ class Turns:
                 memory.add(self._texts.get(t.path, {}).get(t.line, ""))
             memory.flush()
             told.update((scanned[r - 1].path, scanned[r - 1].line) for r in fts.rows_matching(
-                memory.con, match, list(range(1, len(scanned) + 1))))
+                memory.con, timewords.match(), list(range(1, len(scanned) + 1))))
         self._timed.update((key, key in told) for key in unknown)
         return {(t.path, t.line) for t in turns if self._timed[t.path, t.line]}
 
@@ -328,16 +325,6 @@ def _lines_of(path: str) -> list[bytes] | None:
         return b"".join(zstd.chunks(path)).split(b"\n")
     except (OSError, zstd.Damaged):
         return None
-
-
-@functools.cache
-def _time_match() -> str:
-    """The FTS5 query for a turn that tells a time: any word of anima/data/time_words.txt."""
-    from anima.infra.text import data
-    from anima.recall import fts
-
-    words = [w for ln in data("time_words.txt").splitlines() if not ln.startswith("#") for w in ln.split()]
-    return " OR ".join(fts.phrase(w) for w in words)
 
 
 def _days(ts: float, near: list) -> float:
