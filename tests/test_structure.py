@@ -201,6 +201,7 @@ OUTSIDE_THE_HOME = {
     ("anima.recall.sources", "os.scandir"): "transcript directories, links followed (anima-transcripts(5))",
     ("anima.recall.index", "sqlite3.connect"): "the index, opened by fs.open_file first: no link on the way",
     ("anima.recall.fts", "sqlite3.connect"): "an in-memory database",
+    ("anima.infra.text", "open"): "a table of anima/data, in the installed package",
     ("anima.infra.portable", "open"): "export: a file found by lstat, opened O_NOFOLLOW",
     ("anima.infra.portable", "os.walk"): "export: the home's tree, no link followed, each entry lstat'ed",
     ("anima.trust.check", "os.walk"): "finding links and modes by lstat; what it reads, it reads through fs",
