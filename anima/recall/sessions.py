@@ -218,20 +218,26 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
     for number, line in enumerate(raw.split(b"\n", last)[:last], 1):
         if detector.format is not None and number not in lines:
             continue
-        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
-            line = line[3:]
-        try:
-            obj = jsontext.loads(line.decode("utf-8"))
-        except ValueError:
-            continue
-        if not isinstance(obj, dict) or not detector.may_hold_turn(obj):
-            continue
-        if number in lines:
-            turn = formats.turn(obj, detector.format, detector.delegated)
-            if turn is not None:
-                who, text, ts = turn
-                out[number] = Turn(session_id, number, mtime if ts is None else ts, who, text, path)
+        turn = line_turn(line, number, detector)
+        if turn is not None and number in lines:
+            who, text, ts = turn
+            out[number] = Turn(session_id, number, mtime if ts is None else ts, who, text, path)
     return out
+
+
+def line_turn(line: bytes, number: int, detector) -> tuple | None:
+    """(who, text, ts) of line `number` (its raw bytes) of a transcript read in part, or None
+    when it holds no turn; `detector` (a formats.Detector) has seen the lines before it
+    until the format was decided, and sees this one."""
+    if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+        line = line[3:]
+    try:
+        obj = jsontext.loads(line.decode("utf-8"))
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or not detector.may_hold_turn(obj):
+        return None
+    return formats.turn(obj, detector.format, detector.delegated)
 
 
 def find_turn(home, cfg, session_id: str, line: int, warn) -> Turn | None:

@@ -179,22 +179,12 @@ class Turns:
 
     def _parse(self, path: str, raw: list, number: int) -> tuple | None:
         """The row of line `number` of a file being read in part (`raw`: its lines), or None
-        when it holds no turn (as sessions.read_session reads it); its text kept in _texts.
-        Before the file's format is decided, lines must come in order."""
-        from anima.infra import jsontext
-        from anima.recall import formats, ranking
+        when it holds no turn (sessions.line_turn); its text kept in _texts. Before the
+        file's format is decided, lines must come in order."""
+        from anima.recall import ranking, sessions
 
         detector, mtime = self._format[path]
-        line = raw[number - 1]
-        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
-            line = line[3:]
-        try:
-            obj = jsontext.loads(line.decode("utf-8"))
-        except ValueError:
-            return None
-        if not isinstance(obj, dict) or not detector.may_hold_turn(obj):
-            return None
-        turn = formats.turn(obj, detector.format, detector.delegated)
+        turn = sessions.line_turn(raw[number - 1], number, detector)
         if turn is None:
             return None
         who, text, ts = turn
