@@ -282,6 +282,18 @@ def _terms(idx, q: Query, st: Stats, filters: Filters) -> tuple[list[str], str, 
     return tables, _filtered(filters, where, named), named
 
 
+def _count_sql(g: str, dl: str, avgdl: str) -> str:
+    """fts.counter's count in SQL, the same arithmetic in the same order: `g` is a phrase's part
+    of a shard's bm25() over its idf, `avgdl` that shard's average length."""
+    return f"max(1, round({g} * (:k1 * (1 - :b + :b * {dl} / {avgdl})) / (:k2 - {g})))"
+
+
+def _part_sql(tf: str) -> str:
+    """ranking.part in SQL, the same arithmetic in the same order (over the turns the index
+    covers, :avgdl; a turn's length, dl)."""
+    return f"({tf} * :k2 / ({tf} + :k1 * (1 - :b + :b * dl / :avgdl)))"
+
+
 def _from_subsets(idx, q: Query, st: Stats, filters: Filters, out: list, k: int) -> None:
     """The candidates of a query of several terms, from the index, by the set of terms each
     turn holds: for a set S, the turns matching "S's phrases AND-ed, NOT any other", in
@@ -357,10 +369,9 @@ def _subset(idx, q: Query, s: tuple, tables: list, where: str, named: dict, weig
             params[f"idf{j}"], params[f"fa{j}"] = count.idf, count.avgdl
             params[f"w{j}"] = weights[s[j]]
             g = f"({piece} / :idf{j})"
-            kk = f"(:k1 * (1 - :b + :b * t.dl / :fa{j}))"
-            tf = f"max(1, round({g} * {kk} / (:k2 - {g})))"
+            tf = _count_sql(g, "t.dl", f":fa{j}")
             tfs.append(f"{tf} AS tf{j}")
-            terms.append(f":w{j} * (tf{j} * :k2 / (tf{j} + :k1 * (1 - :b + :b * dl / :avgdl)))")
+            terms.append(f":w{j} * {_part_sql(f'tf{j}')}")
         sql = (f"WITH {', '.join(ctes)} SELECT *, {' + '.join(terms)} AS score FROM ("
                f"SELECT q0.r AS rowid, t.dl AS dl, t.line AS line, t.ts AS ts, t.who AS who, "
                f"fl.session AS session, fl.path AS path, t.asks AS asks, {', '.join(tfs)} FROM q0{joins} "
@@ -394,7 +405,7 @@ def _any_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: in
             count = fts.counter(idx.con, hits, table)
             params[f"m{s}_{i}"], params[f"idf{s}_{i}"], params[f"fa{s}_{i}"] = m, count.idf, count.avgdl
             g = f"(-b / :idf{s}_{i})"
-            tf = f"max(1, round({g} * (:k1 * (1 - :b + :b * dl / :fa{s}_{i})) / (:k2 - {g})))"
+            tf = _count_sql(g, "dl", f":fa{s}_{i}")
             arms.append(f"SELECT r, {i} AS i, {tf} AS tf FROM (SELECT {table}.rowid AS r, bm25({table}) AS b, "
                         f"t.dl AS dl FROM {table} JOIN turns t ON t.id = {table}.rowid "
                         f"WHERE {table} MATCH :m{s}_{i} LIMIT -1)")  # (LIMIT: bm25() computed once a row)
@@ -404,7 +415,7 @@ def _any_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: in
     parts = []
     for i in range(n):
         params[f"w{i}"] = q.weights[i] * st.idf(i)
-        parts.append(f"coalesce(:w{i} * (tf{i} * :k2 / (tf{i} + :k1 * (1 - :b + :b * dl / :avgdl))), 0.0)")
+        parts.append(f"coalesce(:w{i} * {_part_sql(f'tf{i}')}, 0.0)")
     sql = (f"WITH h AS ({' UNION ALL '.join(arms)}), g AS (SELECT r, count(*) AS held, {pivot} FROM h GROUP BY r) "
            f"SELECT *, {' + '.join(parts)} AS score FROM (SELECT g.*, t.dl AS dl, t.line AS line, t.ts AS ts, "
            "t.who AS who, fl.session AS session, fl.path AS path, t.asks AS asks FROM g "
@@ -447,7 +458,7 @@ def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: in
         if token is None:
             count = fts.counter(idx.con, hits[table], table)  # from this shard's own bm25() statistics
             params[f"idf{n}"], params[f"avgdl{n}"] = count.idf, count.avgdl
-            tf = (f"max(1, round((-b / :idf{n}) * (:k1 * (1 - :b + :b * dl / :avgdl{n})) / (:k2 - (-b / :idf{n}))))")
+            tf = _count_sql(f"(-b / :idf{n})", "dl", f":avgdl{n}")
             rows = (f"SELECT {n} AS n, {table}.rowid AS rowid, bm25({table}) AS b, "
                     + turn.format(table, f"{table}.rowid")
                     + f" WHERE {table} MATCH :match{where} LIMIT -1")  # (LIMIT: bm25() computed once a row)
@@ -458,7 +469,7 @@ def _top_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: in
                                   "WHERE term = :token GROUP BY doc) v", "v.doc")
                     + f" WHERE 1{where}")
         counts.append(count)
-        arms.append(f"SELECT *, :wi * ({tf} * :k2 / ({tf} + :k1 * (1 - :b + :b * dl / :avgdl))) AS score "
+        arms.append(f"SELECT *, :wi * {_part_sql(tf)} AS score "
                     f"FROM ({rows})")
     rows = idx.con.execute(" UNION ALL ".join(arms) + " ORDER BY score DESC, ts DESC, session, line LIMIT :k",
                            {**params, "k": k})
