@@ -238,3 +238,18 @@ def test_a_damaged_transcript_is_read_with_its_neighbours_as_far_as_it_goes(run,
     strip = [{k: v for k, v in r.items() if k != "path"} for r in rows(damaged)]
     assert strip == [{k: v for k, v in r.items() if k != "path"} for r in rows(sound)]
     assert len(strip) > 10 and {r["line"] for r in strip} <= set(range(1, 31))
+
+
+def test_a_date_named_reaches_past_the_turns_a_question_rescores(run, home):
+    """A question rescores with their neighbours only the best turns by their own score
+    (window.depth); one that names a date looks deeper, since nearness counts only there: the
+    turn of that day, last of 80 by its own score (the longest), still comes first."""
+    from anima.recall import window
+
+    for day in range(1, 81):
+        words = "We went hiking by the lake" + (" and the hills, with friends, all day long" if day == 40 else "")
+        write_session(home, f"d{day:02}", [("user", words + ".", f"2023-01-{1 + day % 28:02}T09:00:00Z"
+                                            if day != 40 else "2023-03-14T09:00:00Z")])
+    assert 80 > window.POOL
+    assert [x["session"] for x in ask(run, "hiking by the lake on 14 March 2023")][:1] == ["d40"]
+    assert "d40" not in [x["session"] for x in ask(run, "hiking by the lake", "--limit", "10")]
