@@ -12,8 +12,9 @@ would search with it:
 - an English possessive is its noun ("Melanie's", "James'": Melanie, James), so that it
   matches where the name stands alone ("Melanie: ...");
 - English words are case-folded and the function words of anima/data/function_words/en.txt
-  dropped; a run of Chinese (CJK) characters is searched as its pairs of adjacent characters,
-  less those holding a function character or equal to a function word (zh.txt);
+  dropped; a run of Chinese (CJK) characters is cut at its function characters and words
+  (zh.txt), which are dropped, and each piece is searched as its pairs of adjacent
+  characters (a piece of one character as that character);
 - if nothing would be left, every word is kept: a question made only of function words still
   asks for them;
 - a question that asks when ("When did ...", "what day", "how long ago", 什么时候, 哪天) is
@@ -139,11 +140,34 @@ def parse(text: str) -> Question:
             every += words
             kept += [w for w in words if w not in en_stop]
         else:
-            pairs = [run[i:i + 2] for i in range(len(run) - 1)] or [run]
-            every += pairs
-            kept += [p for p in pairs if p not in zh_words and not zh_chars.intersection(p)]
+            every += _pairs(run)
+            for piece in _content(run, zh_words, zh_chars):
+                kept += _pairs(piece)
     quoted = [q for q in quoted if tokens(q)]
     return Question(quoted + (kept or ([] if quoted else every)), near, when)
+
+
+def _pairs(run: str) -> list[str]:
+    """A run of CJK characters as its pairs of adjacent characters (one character as itself)."""
+    return [run[i:i + 2] for i in range(len(run) - 1)] or [run]
+
+
+def _content(run: str, words: frozenset, chars: frozenset) -> list[str]:
+    """A run of CJK characters cut at its function words and characters, which are left out
+    (the longest word first, from the left): the pieces between them. A pair across a cut
+    (得老 in 记得老师) belongs to no word of the question."""
+    longest = max(map(len, words), default=0)
+    pieces, start, i = [], 0, 0
+    while i < len(run):
+        word = next((n for n in range(min(longest, len(run) - i), 1, -1) if run[i:i + n] in words), 0)
+        if word or run[i] in chars:
+            pieces.append(run[start:i])
+            i += word or 1
+            start = i
+        else:
+            i += 1
+    pieces.append(run[start:])
+    return [p for p in pieces if p]
 
 
 def _runs(text: str, is_cjk):
