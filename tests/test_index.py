@@ -548,6 +548,7 @@ def test_the_index_finds_every_candidate_a_scan_ranks_first(run, home, seed, sub
     qs = [search.Query(t) for t in texts]
     h = Home(str(home))
     cfg = config.load(h.config)
+    paths = set()  # which way the index found a query of 2 to SUBSET_TERMS terms (from_index)
     for k, tiers, filters in ((1, True, search.Filters()), (5, False, search.Filters()),
                               (40, True, search.Filters()), (200, True, search.Filters()),
                               (20, True, search.Filters(who="me")),
@@ -557,6 +558,8 @@ def test_the_index_finds_every_candidate_a_scan_ranks_first(run, home, seed, sub
         idx = index.Open(h, cfg)
         try:
             got, stats = candidates(home, qs, idx, k, tiers, filters)
+            paths.update(min(sum(idx.hits(m, t) for t in idx.tables) for m in q.matches) >= k
+                         for q in qs if 2 <= len(q.matches) <= subset_terms)
         finally:
             idx.close()
         for q, s_found, s_st, i_found, i_st in zip(qs, scanned, scan_stats, got, stats, strict=True):
@@ -566,6 +569,7 @@ def test_the_index_finds_every_candidate_a_scan_ranks_first(run, home, seed, sub
             assert mine <= {as_row(c) for c in s_found}, q.raw
             assert {as_row(c) for c in first_k(s_found, s_st, q, want, tiers)} <= mine, (q.raw, k, tiers)
     assert sum(len(c) for c in scanned) > 100
+    assert paths == ({True, False} if subset_terms > 1 else set())  # by sets of terms, and by one pass
 
 
 def test_a_query_trusts_the_listing_until_a_directory_changes(run, home):

@@ -218,13 +218,15 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limits
     to `found` and `stats` (which already hold every other session's: the ranking inside
     SQLite needs the final statistics): every turn that can be among a query's first `limits`
     (what rank keeps: window.depth) by (all terms before some, `score`, newer, session, line),
-    with its exact counts, and exact document counts. FTS5 does the AND: see `_from_subsets`."""
+    with its exact counts, and exact document counts. FTS5 does the AND: see `_from_subsets`,
+    for a query of a few terms each in at least `limit` turns (see SUBSET_TERMS)."""
     for q, st, out, limit in zip(queries, stats, found, limits, strict=True):
         if not q.matches:
             continue
         if len(q.matches) == 1:
             _top_from_index(idx, q, st, filters, out, limit)
-        elif len(q.matches) <= SUBSET_TERMS:
+        elif len(q.matches) <= SUBSET_TERMS and min(sum(idx.hits(m, t) for t in idx.tables)
+                                                     for m in q.matches) >= limit:
             _from_subsets(idx, q, st, filters, out, limit)
         else:
             _any_from_index(idx, q, st, filters, out, limit)
@@ -232,11 +234,13 @@ def from_index(idx, queries: list[Query], filters: Filters, found, stats, limits
 
 # Up to how many terms a query's turns holding some but not all of them are found by FTS5,
 # one set of terms at a time (2^n - 2 sets, most pruned by their best possible score); past
-# it, SQLite scores every turn holding any term (_any_from_index). Measured on the bench's
-# questions (bench/index.py, 300 sessions): at 3 terms the sets take half the time of reading
-# every turn into Python, at 5 and 6 (a Chinese question's pairs of characters) 1.7-3.5x as
-# long, their 30-62 sets each walking rows of common terms again; the whole batch takes 1.5x
-# as long with every query of 2 terms or more scored by SQLite, 1.9x with sets up to 9 terms.
+# it, SQLite scores every turn holding any term (_any_from_index). The sets pay only when
+# the AND of all the terms may fill the turns kept: when a term is in fewer turns than
+# that, the sets that hold a common term are walked one after the other, each its rows
+# again, and one pass over every turn is cheaper. Measured on the bench's 150 questions
+# (bench/index.py, 300 sessions; the first stage): sets for every query of 2 to 4 terms 2.0
+# s, sets only where each term is in enough turns 1.35 s; all by one pass 3.5 s (a query of
+# two common terms takes 3x as long so); sets up to 6 terms 1.34 s, no better.
 SUBSET_TERMS = 4
 
 
