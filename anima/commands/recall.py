@@ -18,13 +18,15 @@ from anima.infra.errors import UsageError
               help="A question in plain language instead of TERMS: function words dropped, dates used.")
 @click.option("--batch", is_flag=True,
               help="One question in plain language per stdin line (as --ask); NDJSON out, each result with `query`.")
+@click.option("--jobs", metavar="N", type=click.IntRange(1, 64),
+              help="Processes to share a --batch of 16 questions or more among.  [default: recall.jobs, 2]")
 @click.option("--facts", "in_facts", is_flag=True,
               help="Search the approved facts instead: ID, approved, tags, text (never retired ones).")
 @click.option("--self", "in_self", is_flag=True,
               help="Search my own past instead (autobiography, stream, memories, diary): FILE, LINE, DATE, KIND, "
                    "SNIPPET.")
 @click.pass_obj
-def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, in_facts, in_self):
+def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, jobs, in_facts, in_self):
     """Search the transcripts for TERMS; print where each was said.
 
     Turns that hold every term come first, then turns with some of them (relaxed); a turn is
@@ -58,7 +60,8 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, in_f
     def warning(message):
         warn(f"warning: {message}")
 
-    ranked = recall.run(home, cfg, queries, filters, limit or cfg["recall.limit"], not no_tiers, warning, warn)
+    ranked = recall.run(home, cfg, queries, filters, limit or cfg["recall.limit"], not no_tiers, warning, warn,
+                        jobs or cfg["recall.jobs"])
     for number, results in enumerate(ranked):
         if results and results[0].relaxed and not batch:
             warn("no turn has every term; showing turns with any of them (relaxed)")
