@@ -629,8 +629,8 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
 
 
 # From how many queries a batch is shared among processes (recall.jobs), in parts of at least
-# this many: forking costs a few milliseconds a process, and each part opens the index and
-# reads the sessions its results are in anew (the batch of bench/index.py, 150 questions at
+# half as many: forking costs a few milliseconds a process, and each part opens the index
+# and reads the sessions its results are in anew (the batch of bench/index.py, 150 questions at
 # 300 sessions: 3.9-4.3 s in one process, 2.4-2.6 s in two, in parts of 38).
 SHARED_FROM = 16
 _batch = None  # (home, cfg, queries, filters, limit, tiers, noted) of the batch being shared
