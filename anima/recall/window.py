@@ -30,7 +30,7 @@ the transcript itself for a file that is scanned (whose candidates are every tur
 import math
 
 WEIGHTS = (0.5, 0.35, 0.25, 0.15)
-POOL = 50
+POOL = 30
 DEEP = 200
 DATE_WEIGHT = 1.0
 DATE_DAYS = 7.0
@@ -238,12 +238,13 @@ class Turns:
 
 def depth(q, limit: int) -> tuple[int, int]:
     """How many turns the first stage keeps for query `q`, and how many of them the window
-    stage scores again (`limit` at least). POOL in general: the best 50 by their own score
+    stage scores again (`limit` at least). POOL in general: the best 30 by their own score
     hold the turns the windows lift (on the long-conversation benchmark, MADial and the
-    generated conversations 200 found the same, at 4x the work). DEEP for a query naming a
-    date, whose nearness counts only here (the generated dated questions: hit@5 37.5 with 200,
-    22.5 with 50), and kept for one with a CJK term of two or more characters, whose
-    characters' idf is over the turns kept (search.backoff)."""
+    generated conversations 50 and 200 found the same, for 5/3 and 20/3 as many turns; 20
+    lost a little: hit@5 73.7 to 73.6). DEEP for a query naming a date, whose nearness counts
+    only here (the generated dated questions: hit@5 37.5 with 200, 22.5 with 50), and kept
+    for one with a CJK term of two or more characters, whose characters' idf is over the
+    turns kept (search.backoff)."""
     pool = max(DEEP if q.near else POOL, limit)
     return max(DEEP if q.extras else 0, pool), pool
 
