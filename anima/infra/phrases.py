@@ -6,7 +6,6 @@ a list or table of such strings; a language without a phrase file is told in Eng
 """
 
 import functools
-from importlib import resources
 
 LANGS = ("en", "zh")
 
@@ -16,7 +15,9 @@ def of(lang: str) -> dict:
     import tomllib
 
     name = lang if lang in LANGS else "en"
-    return tomllib.loads(resources.files("anima").joinpath("data", "phrases", f"{name}.toml").read_text("utf-8"))
+    from anima.infra.text import data
+
+    return tomllib.loads(data(f"phrases/{name}.toml"))
 
 
 def word(lang: str, section: str, key: str):

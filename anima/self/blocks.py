@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 
 from anima.infra import clock, frontmatter, fs
 from anima.infra.errors import DataError, NotFound, Refused
-from anima.infra.text import plain
+from anima.infra.text import data, plain
 
 KEYS = (
     "existence_anchor",
@@ -208,9 +208,7 @@ class Unchanged(Exception):
 
 
 def starter_body(lang: str, key: str) -> str:
-    from importlib import resources
-
-    return resources.files("anima").joinpath("data", "blocks", lang, f"{key}.md").read_text("utf-8")
+    return data(f"blocks/{lang}/{key}.md")
 
 
 def init_blocks(blocks_dir: str, lang: str, now: float) -> list[str]:

@@ -258,12 +258,11 @@ def wake(home, lang: str, now: float) -> list[str]:
     self/state.md, and her first entry in now.md, her waking up, recorded as by "init" (not a
     thought of hers that could decide anything); neither over what is there (a stream that was
     ever written has its bookkeeping, even when now.md is gone). Return the paths written."""
-    from importlib import resources
-
+    from anima.infra.text import data
     from anima.self import state
 
     def starter(name: str) -> str:
-        return resources.files("anima").joinpath("data", "self", lang, name).read_text("utf-8")
+        return data(f"self/{lang}/{name}")
 
     written = []
     if fs.create(state.path(home), starter("state.md")):

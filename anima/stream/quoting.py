@@ -24,9 +24,8 @@ look-alike letters, Greek Ι, Cyrillic Ме); anything else is quoted too (`name
 
 import functools
 import re
-from importlib import resources
 
-from anima.infra.text import looks, visible, without_format
+from anima.infra.text import data, looks, visible, without_format
 
 QUOTES = {"“": "”", "「": "」", "『": "』", '"': '"', "＂": "＂"}
 _ONLY_CLOSING = {"”", "」", "』"}
@@ -153,7 +152,7 @@ def name(text, lang: str) -> str:
 def _first_person() -> tuple[frozenset, tuple[str, ...]]:
     """(the looks of the words that are a whole name, those looked for anywhere in one)."""
     whole, anywhere = set(), []
-    text = resources.files("anima").joinpath("data", "first_person.txt").read_text(encoding="utf-8")
+    text = data("first_person.txt")
     for line in text.splitlines():
         word = line.strip()
         if not word or word.startswith("#"):
