@@ -333,6 +333,34 @@ def test_a_killed_rebuild_leaves_no_worker_holding_the_lock(anima_bin, indexed, 
     assert subprocess.run([anima_bin, "index", "verify"], env=env).returncode == 0
 
 
+@pytest.mark.parametrize("victim", ["worker", "command"])
+def test_a_shared_batch_outlives_a_killed_worker_and_leaves_none(anima_bin, indexed, home, tmp_path, victim):
+    """A batch shared among processes (recall.jobs): a worker killed (kill -9) as it starts has
+    its parts answered by the command, whose output is that of one process; the command
+    killed, its workers end too instead of answering, or waiting, for nobody."""
+    env = {**os.environ, "ANIMA_HOME": str(home)}
+    questions = tmp_path / "questions"
+    questions.write_text("\n".join(queries(3, n=1000)) + "\n")  # (parts of 250: a worker's takes a while)
+    good = subprocess.run([anima_bin, "recall", "--batch", "--jobs", "1"], stdin=questions.open(), env=env,
+                          capture_output=True, text=True)
+    assert good.returncode == 0 and good.stdout
+    out = tmp_path / "out"
+    p = subprocess.Popen([anima_bin, "recall", "--batch", "--jobs", "2"], stdin=questions.open(), stdout=out.open("w"),
+                         stderr=subprocess.PIPE, env=env, text=True)
+    children = Path(f"/proc/{p.pid}/task/{p.pid}/children")
+    workers = wait_until(lambda: children.read_text().split(), what="a worker")
+    if victim == "worker":
+        os.kill(int(workers[0]), signal.SIGKILL)
+        assert (p.wait(), p.stderr.read()) == (0, "")
+        assert out.read_text() == good.stdout
+        return
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    stats = [Path(f"/proc/{pid}/stat") for pid in workers]
+    wait_until(lambda: all(not s.exists() or s.read_text().split()[2] == "Z" for s in stats),
+               what="the workers to exit")
+
+
 def test_recall_during_a_rebuild_answers_correctly(anima_bin, indexed, home):
     env = {**os.environ, "ANIMA_HOME": str(home)}
     qs = queries(1)

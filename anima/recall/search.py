@@ -638,36 +638,89 @@ _batch = None  # (home, cfg, queries, filters, limit, tiers, noted) of the batch
 
 def _shared(home, cfg, queries, filters, limit, tiers, warn, note, jobs) -> list[list[Result]]:
     """`run` for a batch, its queries in consecutive parts answered by `jobs` processes (forked:
-    they inherit the batch), the results in the queries' order. What they warn of and note is
-    said once each, when every part is answered."""
+    they inherit the batch; process k takes parts k, k + jobs, ...), the results in the
+    queries' order. A part whose process ended without answering (killed) is answered here.
+    What the parts warn of and note is said once each, when every part is answered."""
     global _batch
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    import os
+    import sys
 
     size = max(SHARED_FROM // 2, -(-len(queries) // (2 * jobs)))  # (2 parts a process: they end nearer together)
     spans = [(i, i + size) for i in range(0, len(queries), size)]
     _batch = (home, cfg, queries, filters, limit, tiers, note is not None)
-    ranked, said = [], {}
+    ctx = multiprocessing.get_context("fork")
+    workers = []
+    sys.stdout.flush()  # (a child would write out again what is buffered)
+    sys.stderr.flush()
     try:
-        with ProcessPoolExecutor(min(jobs, len(spans)), multiprocessing.get_context("fork")) as pool:
-            for part, lines in pool.map(_answer_part, spans):
-                ranked += part
-                said.update(dict.fromkeys(lines))
+        for k in range(min(jobs, len(spans))):
+            recv, send = ctx.Pipe(duplex=False)
+            worker = ctx.Process(target=_worker, args=(spans[k::jobs], send, os.getpid()), daemon=True)
+            worker.start()
+            send.close()
+            workers.append((worker, recv, spans[k::jobs]))
+        answered = {}
+        for _, recv, mine in workers:
+            for span in mine:
+                try:
+                    got = recv.recv()
+                except (EOFError, OSError):  # (it ended before this part, or in the middle of sending it)
+                    break
+                if isinstance(got, BaseException):  # (a bug, or anima's own error: ended as here)
+                    raise got
+                answered[span] = got
+        ranked, said = [], {}
+        for span in spans:
+            part, lines = answered[span] if span in answered else _answer_part(span)
+            ranked += part
+            said.update(dict.fromkeys(lines))
     finally:
+        for worker, recv, _ in workers:
+            worker.kill()  # (one that has sent every part is ending: killing it loses nothing)
+            worker.join()
+            recv.close()
         _batch = None
     for to_note, line in said:
         (note if to_note else warn)(line)
     return ranked
 
 
+def _worker(spans: list, send, parent: int) -> None:
+    """A process answering parts of a batch, each sent as it is answered (or what it raised).
+    It ends when the command does, killed or not: a thread watches for its parent to go."""
+    import threading
+
+    threading.Thread(target=_orphaned, args=(parent,), daemon=True).start()
+    for span in spans:
+        try:
+            got = _answer_part(span)
+        except BaseException as e:  # (the command says it, as if it were raised there)
+            got = e
+        send.send(got)
+        if isinstance(got, BaseException):
+            break
+    send.close()
+
+
+def _orphaned(parent: int) -> None:
+    """End this process once its parent is gone (killed: nobody is left to answer)."""
+    import os
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(0.1)
+    os._exit(1)
+
+
 def _answer_part(span: tuple[int, int]):
-    """In a worker: `run` for the queries of `span`, what it said ((is a note, line) each)."""
+    """`run` for the queries of `span`, what it said ((is a note, line) each)."""
     home, cfg, queries, filters, limit, tiers, noted = _batch
     said = []
     ranked = run(home, cfg, queries[span[0]:span[1]], filters, limit, tiers, lambda m: said.append((False, m)),
                  (lambda m: said.append((True, m))) if noted else None)
     for r in (r for rs in ranked for r in rs):
-        r.c.source = None  # (an open index or an in-memory table: it stays here)
+        r.c.source = None  # (an open index or an in-memory table: it stays in the process)
     return ranked, said
 
 
