@@ -260,18 +260,21 @@ def test_a_date_named_reaches_past_the_turns_a_question_rescores(run, home):
 
 @pytest.mark.parametrize("indexed", [False, True])
 def test_a_batch_shared_among_processes_answers_as_one(run, chat, anima_bin, indexed):
-    """recall.jobs: a batch of 16 questions or more is answered in parts by several processes,
-    through the installed binary in a pipe; the output is byte for byte that of one process,
-    and a warning every part gives (a damaged transcript) is said once."""
+    """recall.jobs: with the index on, a batch of 16 questions or more is answered in parts by
+    several processes, through the installed binary in a pipe; the output is byte for byte
+    that of one process, and what every part warns of (a damaged transcript the index does
+    not cover yet) or notes (that the index is stale) is said once. A scan is not shared."""
     import zstandard
 
-    cut = zstandard.ZstdCompressor().compress(b'{"role": "user", "content": "Coco ate the soup"}\n')
-    (chat / "sessions" / "bad.jsonl.zst").write_bytes(cut[:-5])
     for p in (chat / "sessions").iterdir():
         os.utime(p, (1e9, 1e9))  # (not hot: the index answers for them)
-    if indexed:  # (the damaged file's warning is the rebuild's; a session new since, the queries' note)
+    if indexed:
         assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
-        os.utime(write_session(chat, "new", [("user", "Maria: Coco ran off with a sock", DAY)]), (1e9, 1e9))
+    else:
+        assert run("index", "off").exit_code == 0
+    cut = zstandard.ZstdCompressor().compress(b'{"role": "user", "content": "Coco ate the soup"}\n')
+    (chat / "sessions" / "bad.jsonl.zst").write_bytes(cut[:-5])
+    os.utime(chat / "sessions" / "bad.jsonl.zst", (1e9, 1e9))
     questions = "".join(f"{q}\n" for q in ["When did Maria get Coco?", "What has Maria been reading lately?",
                                           "soup", "", "rain on the window", "Who has a cat?"] * 4)
     env = {"ANIMA_HOME": str(chat), "PATH": "/usr/bin:/bin", "ANIMA_NOW": "2026-11-30T21:05:00Z"}
@@ -283,4 +286,5 @@ def test_a_batch_shared_among_processes_answers_as_one(run, chat, anima_bin, ind
     assert got["2"] == got["1"] == got["3"]
     code, out, err = got["1"]
     assert code == 0 and {json.loads(x)["query"] for x in out.splitlines()} >= {0, 1, 2, 4, 22, 23}
-    assert err.count("index is stale" if indexed else "bad.jsonl.zst") == 1, err
+    assert err.count("bad.jsonl.zst") == 1, err
+    assert err.count("index is stale") == (1 if indexed else 0), err

@@ -19,7 +19,8 @@ from anima.infra.errors import UsageError
 @click.option("--batch", is_flag=True,
               help="One question in plain language per stdin line (as --ask); NDJSON out, each result with `query`.")
 @click.option("--jobs", metavar="N", type=click.IntRange(1, 64),
-              help="Processes to share a --batch of 16 questions or more among.  [default: recall.jobs, 2]")
+              help="Processes to share a --batch of 16 questions or more among, the index on.  "
+                   "[default: recall.jobs, 2]")
 @click.option("--facts", "in_facts", is_flag=True,
               help="Search the approved facts instead: ID, approved, tags, text (never retired ones).")
 @click.option("--self", "in_self", is_flag=True,

@@ -197,7 +197,8 @@ SETTINGS: dict[str, Setting] = {
         60, "Sessions kept read and decompressed under cache/sessions/.", "int", 0, 100000),
     "recall.limit": Setting(10, "Results `anima recall` prints unless --limit says otherwise.", "int", 1, 100000),
     "recall.jobs": Setting(
-        2, "Processes `anima recall --batch` shares a batch of 16 questions or more among.", "int", 1, 64),
+        2, "Processes `anima recall --batch` shares a batch of 16 questions or more among, the index on.",
+        "int", 1, 64),
     "recall.snippet_chars": Setting(120, "Characters of text around the match in a result line.", "int", 20, 10000),
     "index.enabled": Setting(
         True, "Whether `anima recall` answers from the index, kept current by the heartbeat (`anima tick`), "
