@@ -578,12 +578,13 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     from anima.infra.errors import Refused
     from anima.recall import index, sources
 
-    if jobs > 1 and len(queries) >= SHARED_FROM and cfg["index.enabled"] and os.path.exists(index.path(home)):
+    indexed = cfg["index.enabled"] and os.path.exists(index.path(home))
+    if jobs > 1 and len(queries) >= SHARED_FROM and indexed:
         return _shared(home, cfg, queries, filters, limit, tiers, warn, note, jobs)
 
     read = {} if sources.setting(cfg, "recall.sources", []) else None  # what each file gave, to name a silent source
     idx = None
-    if cfg["index.enabled"] and os.path.exists(index.path(home)):
+    if indexed:
         try:
             idx = index.Open(home, cfg)
         except index.Unusable as e:
