@@ -648,6 +648,7 @@ def _shared(home, cfg, queries, filters, limit, tiers, warn, note, jobs) -> list
     import multiprocessing
     import os
     import sys
+    from multiprocessing import connection
 
     size = max(SHARED_FROM // 2, -(-len(queries) // (2 * jobs)))  # (2 parts a process: they end nearer together)
     spans = [(i, i + size) for i in range(0, len(queries), size)]
@@ -664,15 +665,19 @@ def _shared(home, cfg, queries, filters, limit, tiers, warn, note, jobs) -> list
             send.close()
             workers.append((worker, recv, spans[k::jobs]))
         answered = {}
-        for _, recv, mine in workers:
-            for span in mine:
+        waiting = {recv: list(mine) for _, recv, mine in workers}
+        while waiting:  # (as they come: a worker whose pipe is full waits until it is read)
+            for recv in connection.wait(list(waiting)):
                 try:
                     got = recv.recv()
                 except (EOFError, OSError):  # (it ended before this part, or in the middle of sending it)
-                    break
+                    del waiting[recv]
+                    continue
                 if isinstance(got, BaseException):  # (a bug, or anima's own error: ended as here)
                     raise got
-                answered[span] = got
+                answered[waiting[recv].pop(0)] = got
+                if not waiting[recv]:
+                    del waiting[recv]
         ranked, said = [], {}
         for span in spans:
             part, lines = answered[span] if span in answered else _answer_part(span)
