@@ -570,16 +570,14 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     """Every query answered, results with their text: from the index for what it covers when
     it is on, by one pass over the transcripts for everything else.
     `note` takes what the user should know about how (the index's coverage). With `jobs` > 1
-    a batch of SHARED_FROM queries or more is shared among that many processes when the index
-    is on: a scan reads every transcript once for the whole batch, and each part would read
-    them all again (150 questions at 300 sessions: 35-44 s in one process, 41-49 s in two)."""
+    and the index on, a batch is shared among that many processes (anima.recall.shared)."""
     import os
 
     from anima.infra.errors import Refused
-    from anima.recall import index, sources
+    from anima.recall import index, shared, sources
 
     indexed = cfg["index.enabled"] and os.path.exists(index.path(home))
-    if jobs > 1 and len(queries) >= SHARED_FROM and indexed:
+    if jobs > 1 and len(queries) >= shared.FROM and indexed:
         return _shared(home, cfg, queries, filters, limit, tiers, warn, note, jobs)
 
     read = {} if sources.setting(cfg, "recall.sources", []) else None  # what each file gave, to name a silent source
@@ -631,105 +629,28 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     return ranked
 
 
-# From how many queries a batch is shared among processes (recall.jobs), in parts of at least
-# half as many: forking costs a few milliseconds a process, and each part opens the index
-# and reads the sessions its results are in anew (the batch of bench/index.py, 150 questions at
-# 300 sessions: 3.9-4.3 s in one process, 2.4-2.6 s in two, in parts of 38).
-SHARED_FROM = 16
-_batch = None  # (home, cfg, queries, filters, limit, tiers, noted) of the batch being shared
-
-
 def _shared(home, cfg, queries, filters, limit, tiers, warn, note, jobs) -> list[list[Result]]:
-    """`run` for a batch, its queries in consecutive parts answered by `jobs` processes (forked:
-    they inherit the batch; process k takes parts k, k + jobs, ...), the results in the
-    queries' order. A part whose process ended without answering (killed) is answered here.
-    What the parts warn of and note is said once each, when every part is answered."""
-    global _batch
-    import multiprocessing
-    import os
-    import sys
-    from multiprocessing import connection
+    """`run` for a batch in parts, from `jobs` processes. What the parts warn of and note is
+    said once each, when every part is answered.
+    Not for a scan: it reads every transcript once for the whole batch, and each part would
+    read them all again (150 questions at 300 sessions: 35-44 s in one process, 41-49 in two)."""
+    from anima.recall import shared
 
-    size = max(SHARED_FROM // 2, -(-len(queries) // (2 * jobs)))  # (2 parts a process: they end nearer together)
-    spans = [(i, i + size) for i in range(0, len(queries), size)]
-    _batch = (home, cfg, queries, filters, limit, tiers, note is not None)
-    ctx = multiprocessing.get_context("fork")
-    workers = []
-    sys.stdout.flush()  # (a child would write out again what is buffered)
-    sys.stderr.flush()
-    try:
-        for k in range(min(jobs, len(spans))):
-            recv, send = ctx.Pipe(duplex=False)
-            worker = ctx.Process(target=_worker, args=(spans[k::jobs], send, os.getpid()), daemon=True)
-            worker.start()
-            send.close()
-            workers.append((worker, recv, spans[k::jobs]))
-        answered = {}
-        waiting = {recv: list(mine) for _, recv, mine in workers}
-        while waiting:  # (as they come: a worker whose pipe is full waits until it is read)
-            for recv in connection.wait(list(waiting)):
-                try:
-                    got = recv.recv()
-                except (EOFError, OSError):  # (it ended before this part, or in the middle of sending it)
-                    del waiting[recv]
-                    continue
-                if isinstance(got, BaseException):  # (a bug, or anima's own error: ended as here)
-                    raise got
-                answered[waiting[recv].pop(0)] = got
-                if not waiting[recv]:
-                    del waiting[recv]
-        ranked, said = [], {}
-        for span in spans:
-            part, lines = answered[span] if span in answered else _answer_part(span)
-            ranked += part
-            said.update(dict.fromkeys(lines))
-    finally:
-        for worker, recv, _ in workers:
-            worker.kill()  # (one that has sent every part is ending: killing it loses nothing)
-            worker.join()
-            recv.close()
-        _batch = None
+    def part(start: int, end: int):
+        said = []
+        ranked = run(home, cfg, queries[start:end], filters, limit, tiers, lambda m: said.append((False, m)),
+                     (lambda m: said.append((True, m))) if note is not None else None)
+        for r in (r for rs in ranked for r in rs):
+            r.c.source = None  # (an open index or an in-memory table: it stays in the process)
+        return ranked, said
+
+    ranked, said = [], {}
+    for got, lines in shared.run(part, len(queries), jobs):
+        ranked += got
+        said.update(dict.fromkeys(lines))
     for to_note, line in said:
         (note if to_note else warn)(line)
     return ranked
-
-
-def _worker(spans: list, send, parent: int) -> None:
-    """A process answering parts of a batch, each sent as it is answered (or what it raised).
-    It ends when the command does, killed or not: a thread watches for its parent to go."""
-    import threading
-
-    threading.Thread(target=_orphaned, args=(parent,), daemon=True).start()
-    for span in spans:
-        try:
-            got = _answer_part(span)
-        except BaseException as e:  # (the command says it, as if it were raised there)
-            got = e
-        send.send(got)
-        if isinstance(got, BaseException):
-            break
-    send.close()
-
-
-def _orphaned(parent: int) -> None:
-    """End this process once its parent is gone (killed: nobody is left to answer)."""
-    import os
-    import time
-
-    while os.getppid() == parent:
-        time.sleep(0.1)
-    os._exit(1)
-
-
-def _answer_part(span: tuple[int, int]):
-    """`run` for the queries of `span`, what it said ((is a note, line) each)."""
-    home, cfg, queries, filters, limit, tiers, noted = _batch
-    said = []
-    ranked = run(home, cfg, queries[span[0]:span[1]], filters, limit, tiers, lambda m: said.append((False, m)),
-                 (lambda m: said.append((True, m))) if noted else None)
-    for r in (r for rs in ranked for r in rs):
-        r.c.source = None  # (an open index or an in-memory table: it stays in the process)
-    return ranked, said
 
 
 class _Filters:
