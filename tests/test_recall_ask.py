@@ -143,6 +143,15 @@ def test_chinese_questions_lose_their_function_words(run, home):
     assert first["line"] == 2 and set(first["terms"]) <= {"小明", "狗叫"}
 
 
+def test_chinese_conjunctions_and_demonstratives_leave_no_halves(run, home):
+    """和 joins two things asked about, and 哪里, 那个 are words whole: no pair across 和 (心和),
+    no half left to stand alone (里, 个), each of which a turn about something else holds."""
+    write_session(home, "zh", [("user", "上周和朋友去公园，玩得很开心", DAY), ("user", "里面有个小和尚", DAY)])
+    found = ask(run, "记得开心和朋友吗？我们去哪里玩了？那个公园呢")
+    assert found[0]["line"] == 2 and {"开心", "朋友", "公园"} <= set(found[0]["terms"])
+    assert not any({"心和", "和朋", "里", "个"} & set(x["terms"]) for x in found)
+
+
 def test_neighbours_that_the_filters_refuse_still_lend_their_words(run, chat):
     found = ask(run, "What has Maria been reading lately?", "--who", "user")
     assert all(x["who"] == "user" for x in found)
@@ -203,11 +212,11 @@ def test_a_long_chinese_question_is_read_as_its_pairs_of_characters(run, home, i
     r = run("recall", "--batch", "--no-tiers", input=DIALOGUE + "\n")
     assert (r.exit_code, r.stderr) == (0, "")
     got = rows(r)
-    # cut at its function words (你, 还, 记得, 的 ...), the rest read as pairs: the party of last year
-    # first; a piece of one character (会, 好) is a term too, and finds less
+    # cut at its function words (你, 还, 记得, 的, 那个 ...), the rest read as pairs: the party of
+    # last year first; a piece of one character (会, 舞) is a term too
     assert {k: v for k, v in got[0].items() if k != "path"} == {
         "query": 0, "session": "m0", "line": 2, "date": "2026-11-01", "who": "user", "text": MEMORIES[0],
-        "score": 11.4921, "terms": ["晚会", "会", "去年", "会上"], "relaxed": True}
+        "score": 12.228, "terms": ["晚会", "会", "去年", "会上", "舞"], "relaxed": True}
     assert all(x["score"] < got[0]["score"] and "记得" not in x["terms"] for x in got[1:])
     assert rows(run("recall", "--ask", DIALOGUE, "--json", "--no-tiers")) == [
         {k: v for k, v in x.items() if k != "query"} for x in got]
