@@ -467,17 +467,15 @@ def _build_shards(tmp: str, cold: list, shards: int, progress) -> dict:
 
 
 def _shard_worker(part: str, items: list, k: int, shards: int, parent: int) -> dict:
+    from anima.infra import children
+
+    children.end_with(parent)  # (a rebuild killed: this worker holds its lock too)
     con = _connect(part)
     try:
         con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + TURNS)
         fts.create(con)
         con.commit()
-
-        def tick():
-            if os.getppid() != parent:  # the rebuild was killed: this worker holds its lock too
-                os._exit(1)
-
-        return _fill_shard(con, _take(items), k, shards, tick)
+        return _fill_shard(con, _take(items), k, shards, lambda: None)
     finally:
         con.close()
 

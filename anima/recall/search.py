@@ -574,10 +574,10 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     import os
 
     from anima.infra.errors import Refused
-    from anima.recall import index, shared, sources
+    from anima.recall import index, sources
 
     indexed = cfg["index.enabled"] and os.path.exists(index.path(home))
-    if jobs > 1 and len(queries) >= shared.FROM and indexed:
+    if jobs > 1 and len(queries) >= SHARED_FROM and indexed:
         return _shared(home, cfg, queries, filters, limit, tiers, warn, note, jobs)
 
     read = {} if sources.setting(cfg, "recall.sources", []) else None  # what each file gave, to name a silent source
@@ -629,6 +629,13 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     return ranked
 
 
+# From how many queries a batch is shared (recall.jobs), in parts of at least half as many:
+# forking costs a few milliseconds a process, and each part opens the index and reads the
+# sessions its results are in anew (the batch of bench/index.py, 150 questions at 300
+# sessions: 3.9-4.3 s in one process, 2.4-2.6 s in two, in parts of 38).
+SHARED_FROM = 16
+
+
 def _shared(home, cfg, queries, filters, limit, tiers, warn, note, jobs) -> list[list[Result]]:
     """`run` for a batch in parts, from `jobs` processes. What the parts warn of and note is
     said once each, when every part is answered.
@@ -645,7 +652,7 @@ def _shared(home, cfg, queries, filters, limit, tiers, warn, note, jobs) -> list
         return ranked, said
 
     ranked, said = [], {}
-    for got, lines in shared.run(part, len(queries), jobs):
+    for got, lines in shared.run(part, len(queries), jobs, SHARED_FROM // 2):
         ranked += got
         said.update(dict.fromkeys(lines))
     for to_note, line in said:

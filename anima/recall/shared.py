@@ -7,22 +7,17 @@ is answered by the command itself; a process ends once the command is gone, kill
 It knows nothing of what a part is: the caller's `answer` does (anima.recall.search.run).
 """
 
-# From how many queries a recall batch is shared, in parts of at least half as many: forking
-# costs a few milliseconds a process, and each part opens the index and reads the sessions its
-# results are in anew (the batch of bench/index.py, 150 questions at 300 sessions: 3.9-4.3 s
-# in one process, 2.4-2.6 s in two, in parts of 38).
-FROM = 16
 
-
-def run(answer, n: int, jobs: int) -> list:
-    """answer(start, end) for consecutive spans of range(n), from `jobs` processes, in order.
-    What `answer` raises in a process is raised here (a bug, or anima's own error)."""
+def run(answer, n: int, jobs: int, least: int = 1) -> list:
+    """answer(start, end) for consecutive spans of range(n), each of at least `least` items
+    but the last, from `jobs` processes, in order. What `answer` raises in a process is
+    raised here (a bug, or anima's own error)."""
     import multiprocessing
     import os
     import sys
     from multiprocessing import connection
 
-    size = max(FROM // 2, -(-n // (2 * jobs)))  # (2 parts a process: they end nearer together)
+    size = max(least, -(-n // (2 * jobs)))  # (2 parts a process: they end nearer together)
     spans = [(i, min(i + size, n)) for i in range(0, n, size)]
     ctx = multiprocessing.get_context("fork")  # (the processes inherit `answer`: nothing is pickled)
     workers = []
@@ -59,10 +54,10 @@ def run(answer, n: int, jobs: int) -> list:
 
 def _worker(answer, spans: list, send, parent: int) -> None:
     """A process answering parts of a batch, each sent as it is answered (or what it raised).
-    It ends when the command does, killed or not: a thread watches for its parent to go."""
-    import threading
+    It ends when the command does, killed or not (anima.infra.children)."""
+    from anima.infra import children
 
-    threading.Thread(target=_orphaned, args=(parent,), daemon=True).start()
+    children.end_with(parent)
     for span in spans:
         try:
             got = answer(*span)
@@ -73,12 +68,3 @@ def _worker(answer, spans: list, send, parent: int) -> None:
             break
     send.close()
 
-
-def _orphaned(parent: int) -> None:
-    """End this process once its parent is gone (killed: nobody is left to answer)."""
-    import os
-    import time
-
-    while os.getppid() == parent:
-        time.sleep(0.1)
-    os._exit(1)
