@@ -219,14 +219,36 @@ def _tell(con, added: list[tuple[int, str]]) -> None:
 
 
 class Plan:
-    """Which session files the index covers now, and which must be scanned."""
+    """Which session files the index covers now, and which must be scanned. A quick plan
+    (quick_plan) trusts every indexed file it did not check, without reading their paths:
+    `covers` answers for one file, and `current` reads them all when first asked."""
 
     def __init__(self):
-        self.current: set[str] = set()  # paths indexed and unchanged
+        self._current: set[str] = set()  # paths indexed and unchanged (a quick plan's: those checked)
+        self._trusted = None  # a quick plan's index: every indexed file but `excluded` is current
+        self.excluded: set[str] = set()  # a quick plan's indexed files found not current
         self.hot: list[str] = []
         self.stale: list[str] = []    # cold, but changed or not indexed
         self.missing: list[str] = []  # indexed, but gone
         self.others: list[int] = []   # ids of files indexed but not current (hot, stale or gone)
+
+    @property
+    def current(self) -> set[str]:
+        """The paths indexed and unchanged."""
+        if self._trusted is not None:
+            self._current.update(p for (p,) in self._trusted.execute("SELECT path FROM files")
+                                 if p not in self.excluded)
+            self._trusted = None
+        return self._current
+
+    def covers(self, indexed: str) -> bool:
+        """Whether a file of the index (a path of its files table) is current."""
+        return indexed not in self.excluded if self._trusted is not None else indexed in self._current
+
+    def drop(self, indexed: str) -> None:
+        """A file of the index found changed after all: no longer current."""
+        self.excluded.add(indexed)
+        self._current.discard(indexed)
 
     @property
     def uncovered(self) -> list[str]:
@@ -251,7 +273,7 @@ def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None, kno
     known = dict(con.execute("SELECT path, sig FROM files")) if known is None else known
     hot_before = now_ns - hot_minutes * 60 * 1_000_000_000
     result = Plan()
-    stat, get, hot, stale, current = os.stat, known.get, result.hot.append, result.stale.append, result.current.add
+    stat, get, hot, stale, current = os.stat, known.get, result.hot.append, result.stale.append, result._current.add
     for p in files:  # a stat a file, every query (3,000 files: most of a query's time): kept bare
         try:
             st = stat(p)
@@ -265,9 +287,10 @@ def plan(con, files: list[str], hot_minutes: int, now_ns: int | None = None, kno
         else:
             stale(p)
     if subset:  # the others are trusted: only what was checked and is not current is not covered
-        left = {p for p in files if p in known and p not in result.current}
-        if left:
-            result.others = sorted(i for i, p in con.execute("SELECT id, path FROM files") if p in left)
+        result._trusted = con
+        result.excluded = {p for p in files if p in known and p not in result._current}
+        if result.excluded:
+            result.others = sorted(i for i, p in con.execute("SELECT id, path FROM files") if p in result.excluded)
     elif len(result.current) < len(known):
         result.missing = sorted(set(known).difference(files))
         result.others = sorted(i for i, p in con.execute("SELECT id, path FROM files") if p not in result.current)
@@ -328,14 +351,14 @@ def quick_plan(con, home, cfg, now_ns: int | None = None) -> Plan | None:
             return None
     hot_minutes = cfg["index.hot_minutes"]
     recent = seen["at"] - max(RECHECK_HOURS * 60, hot_minutes) * 60 * 1_000_000_000
-    known = dict(con.execute("SELECT path, sig FROM files"))
-    check = list(seen["unindexed"])
-    trusted = []
-    for p, sig in known.items():
-        (check if int(sig.partition(",")[0] or 0) > recent else trusted).append(p)
-    result = plan(con, check, hot_minutes, now_ns, known)
-    result.current.update(trusted)
-    return result
+    # (the files modified since `recent` picked in SQL: a signature begins with the mtime)
+    known = dict(con.execute("SELECT path, sig FROM files WHERE "
+                             "CAST(substr(sig, 1, instr(sig, ',') - 1) AS INTEGER) > ?", (recent,)))
+    unindexed = seen["unindexed"]
+    if unindexed:
+        known.update(con.execute("SELECT path, sig FROM files WHERE path IN (SELECT value FROM json_each(?))",
+                                 (json.dumps(unindexed),)))
+    return plan(con, list(dict.fromkeys([*unindexed, *known])), hot_minutes, now_ns, known)
 
 
 def rebuild(home, cfg, jobs: int, progress=None, warn=lambda m: None) -> dict:
@@ -674,11 +697,11 @@ class Open:
             return False
         sigs = dict(self.con.execute(f"SELECT path, sig FROM files WHERE path IN ({','.join('?' * len(paths))})",
                                      list(paths))) if paths else {}
-        changed = [p for p in paths if p in self.plan.current and sigs.get(p) != _sig(fs.signature(p) or ())]
+        changed = [p for p in paths if self.plan.covers(p) and sigs.get(p) != _sig(fs.signature(p) or ())]
         if not changed:
             return False
         for p in changed:
-            self.plan.current.discard(p)
+            self.plan.drop(p)
             self.plan.stale.append(p)
         self.plan.others = sorted({*self.plan.others, *(i for i, p in self.con.execute("SELECT id, path FROM files")
                                                         if p in changed)})
@@ -710,7 +733,7 @@ class Open:
             if self.plan.others:
                 turns = tokens = 0
                 for p, t, n in self.con.execute("SELECT path, turns, tokens FROM files"):
-                    if p in self.plan.current:
+                    if self.plan.covers(p):
                         turns += t
                         tokens += n
             else:
@@ -726,9 +749,8 @@ class Open:
     def covered(self) -> dict[int, tuple[str, str]]:
         """file id -> (path, session id) of the files the index covers now."""
         if self._covered is None:
-            current = self.plan.current
             self._covered = {i: (p, sid) for i, p, sid in self.con.execute("SELECT id, path, session FROM files")
-                             if p in current}
+                             if self.plan.covers(p)}
         return self._covered
 
 
