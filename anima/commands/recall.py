@@ -37,10 +37,11 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, jobs
     mine, then delegated, then by score. Exit 1 when nothing matched.
     """
     from anima.infra import config
-    from anima.recall import ask
     from anima.recall import search as recall
 
     cfg = config.load(home.config)
+    if question is not None or batch:  # (only a question is read: TERMS need not pay for importing it)
+        from anima.recall import ask
     if in_self:
         return _search_self(home, cfg, ask.parse(question).terms if question is not None else terms, limit, since,
                             who, as_json, batch, in_facts)
