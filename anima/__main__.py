@@ -1,8 +1,9 @@
 """The `anima` executable (the console script and `python -m anima`): the every-turn commands
 served without click, else the click root.
 
-A host runs `anima prompt` every turn and cron runs `anima tick` every minute; importing
-click and the root group costs such a command several times its own work. So the console
+A host runs `anima prompt` every turn, cron runs `anima tick` every minute and an agent's
+tools run `anima recall` whenever it asks; importing click and the root group costs a prompt
+or a tick several times its own work, and a recall a quarter of its time. So the console
 script starts here: when the words name a command of FAST, that command's plain function is
 tried first. It serves only what it is sure of (its common options, a warm cache) exactly as
 the click command would, byte for byte, exit status and files alike, and otherwise returns
@@ -21,6 +22,7 @@ import sys
 # command name -> "module:function", imported only when that command is run
 FAST = {
     "prompt": "anima.commands.fast:prompt",
+    "recall": "anima.commands.fast:recall",
     "tick": "anima.commands.fast:tick",
 }
 

@@ -1,14 +1,17 @@
-"""The fast path of anima.__main__: `anima prompt` with a warm cache and `anima tick` with
-nothing due, without click.
+"""The fast path of anima.__main__: `anima prompt` with a warm cache, `anima tick` with
+nothing due and `anima recall` of terms or a question, without click.
 
 A function here serves its command only when it is sure to do what the click command would
 do, byte for byte on stdout and stderr, with the same exit status and the same files
 written. Before it writes anything it checks what it relies on (the words, the home, the
-cache entry); at any doubt it returns None with nothing changed, and the click command runs.
-What it then does is the command's own domain code (anima.host.prompt,
-anima.stream.heartbeat), ended as anima.cli ends a command (`served`).
+cache entry); at any doubt it returns None with nothing changed, and the click command runs
+(recall knows its warnings only once it has searched, which may have filled the session
+cache: the click command fills the same). What it then does is the command's own domain code
+(anima.host.prompt, anima.stream.heartbeat, anima.recall.search), ended as anima.cli ends a
+command (`served`).
 """
 
+import json
 import os
 import sys
 
@@ -184,3 +187,79 @@ def tick(given_home: str | None, args: list[str]) -> int | None:
     if code:
         return code  # an error, said as anima.cli says it
     return outcome[0] if outcome else None  # none: something is due, and the click command does it
+
+
+RECALL_OPTIONS = {"--limit": True, "--json": False, "--no-tiers": False, "--ask": True}
+
+
+def recall(given_home: str | None, args: list[str]) -> int | None:
+    """`anima recall TERMS... | --ask QUESTION` with --limit N, --json and --no-tiers; None
+    (nothing done) for any other word (--batch, --since, --who, --facts, --self, --jobs, -h,
+    a term that starts with a dash), or anything in doubt. The search runs before a word is
+    written; a warning that would not read the same on stderr as click writes it sends the
+    command to click after all (what the search wrote is the cache both paths write)."""
+    terms, words = [], []
+    i = 0
+    while i < len(args):  # (click reads the options wherever they stand among TERMS)
+        word = args[i]
+        if not word.startswith("-"):
+            terms.append(word)
+        else:
+            words.append(word)
+            if "=" not in word and RECALL_OPTIONS.get(word) and i + 1 < len(args):
+                i += 1
+                words.append(args[i])
+        i += 1
+    opts = options(words, RECALL_OPTIONS)
+    if opts is None:
+        return None
+    limit, question = opts.get("--limit"), opts.get("--ask")
+    if limit is not None and not (limit.isascii() and limit.isdigit() and limit[0] != "0"):
+        return None  # (click's IntRange(1) reads more forms, and says what is wrong with the rest)
+    if question is not None and terms:
+        return None
+    home = home_of(given_home)
+    if home is None or not _plain_stderr(home.root) or os.path.exists(os.path.join(home.root, ".git")):
+        return None  # (a git home: what the scan caches is the autocommit's to judge)
+    from anima.infra import config
+    from anima.recall import search
+
+    try:
+        cfg = config.load(home.config)
+        if question is not None:
+            from anima.recall import ask
+
+            query = ask.query(question)
+        else:
+            query = search.Query(terms)
+    except (AnimaError, OSError):  # the click command says what is wrong
+        return None
+    if not query.raw:
+        return None
+    said: list[str] = []
+    found: list = []
+    doubt: list = []  # (a reason to leave it to click, met once the search has run)
+
+    def work():
+        try:
+            found.extend(search.run(home, cfg, [query], search.Filters(), int(limit) if limit else cfg["recall.limit"],
+                                    "--no-tiers" not in opts, lambda m: said.append(f"anima: warning: {m}\n"),
+                                    lambda m: said.append(f"anima: {m}\n"), cfg["recall.jobs"])[0])
+        except Exception:  # click runs it again, and says what went wrong after what it warned of
+            doubt.append(True)
+            return
+        if found and found[0].relaxed:
+            said.append("anima: no turn has every term; showing turns with any of them (relaxed)\n")
+        if not _plain_stderr(*said):
+            doubt.append(True)
+            return
+        for message in said:
+            _say(message)
+        for r in found:
+            out(json.dumps(search.as_json(r), ensure_ascii=False) + "\n" if "--json" in opts
+                else search.as_line(r, cfg["recall.snippet_chars"]))
+
+    code = served(work)
+    if doubt:
+        return None  # nothing written: the click command runs
+    return code or (0 if found else 1)
