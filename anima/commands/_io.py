@@ -1,11 +1,11 @@
 """Input and output helpers shared by the commands."""
 
-import json
 import sys
 
 import click
 
 from anima.commands.fast import out as out  # one writer of stdout, the fast path's too
+from anima.commands.fast import out_json as out_json
 from anima.infra import fs
 from anima.infra.errors import UsageError
 
@@ -33,10 +33,6 @@ def text_or_stdin(words: tuple, what: str, limit: int = 64 * 1024) -> str:
     if words in ((), ("-",)):
         return read_input(None, limit, what, "as arguments or on stdin")
     return " ".join(words)
-
-
-def out_json(obj) -> None:
-    out(json.dumps(obj, ensure_ascii=False) + "\n")
 
 
 def warn(message: str) -> None:

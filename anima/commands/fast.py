@@ -55,6 +55,11 @@ def out(text: str) -> None:
     stream.flush()
 
 
+def out_json(obj) -> None:
+    """One line of NDJSON on stdout."""
+    out(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
 def _say(text: str) -> None:
     """Write to stderr as click.echo does (the stream's own encoding, flushed)."""
     sys.stderr.write(text)
@@ -196,8 +201,9 @@ def recall(given_home: str | None, args: list[str]) -> int | None:
     """`anima recall TERMS... | --ask QUESTION` with --limit N, --json and --no-tiers; None
     (nothing done) for any other word (--batch, --since, --who, --facts, --self, --jobs, -h,
     a term that starts with a dash), or anything in doubt. The search runs before a word is
-    written; a warning that would not read the same on stderr as click writes it sends the
-    command to click after all (what the search wrote is the cache both paths write)."""
+    written; a search that fails, or a warning that would not read the same on stderr as click
+    writes it, sends the command to click after all (what the search wrote is the cache both
+    paths write)."""
     terms, words = [], []
     i = 0
     while i < len(args):  # (click reads the options wherever they stand among TERMS)
@@ -237,29 +243,24 @@ def recall(given_home: str | None, args: list[str]) -> int | None:
     if not query.raw:
         return None
     said: list[str] = []
-    found: list = []
-    doubt: list = []  # (a reason to leave it to click, met once the search has run)
+    try:  # (nothing is written before the search is done and its warnings read)
+        found = search.run(home, cfg, [query], search.Filters(), int(limit) if limit else cfg["recall.limit"],
+                           "--no-tiers" not in opts, lambda m: said.append(f"anima: warning: {m}\n"),
+                           lambda m: said.append(f"anima: {m}\n"), cfg["recall.jobs"])[0]
+    except Exception:  # the click command runs it again, and says what went wrong after what it warned of
+        return None
+    if found and found[0].relaxed:
+        said.append(f"anima: {search.RELAXED}\n")
+    if not _plain_stderr(*said):
+        return None
 
     def work():
-        try:
-            found.extend(search.run(home, cfg, [query], search.Filters(), int(limit) if limit else cfg["recall.limit"],
-                                    "--no-tiers" not in opts, lambda m: said.append(f"anima: warning: {m}\n"),
-                                    lambda m: said.append(f"anima: {m}\n"), cfg["recall.jobs"])[0])
-        except Exception:  # click runs it again, and says what went wrong after what it warned of
-            doubt.append(True)
-            return
-        if found and found[0].relaxed:
-            said.append("anima: no turn has every term; showing turns with any of them (relaxed)\n")
-        if not _plain_stderr(*said):
-            doubt.append(True)
-            return
         for message in said:
             _say(message)
         for r in found:
-            out(json.dumps(search.as_json(r), ensure_ascii=False) + "\n" if "--json" in opts
-                else search.as_line(r, cfg["recall.snippet_chars"]))
+            if "--json" in opts:
+                out_json(search.as_json(r))
+            else:
+                out(search.as_line(r, cfg["recall.snippet_chars"]))
 
-    code = served(work)
-    if doubt:
-        return None  # nothing written: the click command runs
-    return code or (0 if found else 1)
+    return served(work) or (0 if found else 1)

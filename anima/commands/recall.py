@@ -66,7 +66,7 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, jobs
                         jobs or cfg["recall.jobs"])
     for number, results in enumerate(ranked):
         if results and results[0].relaxed and not batch:
-            warn("no turn has every term; showing turns with any of them (relaxed)")
+            warn(recall.RELAXED)
         for r in results:
             if batch:
                 out_json({"query": number, **recall.as_json(r)})

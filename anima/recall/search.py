@@ -99,6 +99,9 @@ def sieve(term: str, stems: dict[str, str]):
     return re.compile(r"[\W_]*".join(parts), re.IGNORECASE)
 
 
+RELAXED = "no turn has every term; showing turns with any of them (relaxed)"  # (said of a relaxed answer)
+
+
 class Query:
     """The terms of one query, each an FTS5 phrase, with its weight (repetitions weigh less),
     the spans of time [start, end) it names (anima.recall.ask; turns near them rank higher),
