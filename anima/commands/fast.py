@@ -21,13 +21,19 @@ PROMPT_OPTIONS = {"--cwd": True, "--lang": True, "--stats": False, "--sections":
 TICK_OPTIONS = {"--now": True}
 
 
-def options(args: list[str], spec: dict[str, bool]) -> dict | None:
+def options(args: list[str], spec: dict[str, bool], arguments: list | None = None) -> dict | None:
     """The options in `args` by name (the value, or True for a flag; the last one given wins,
     as in click) when every word is one of `spec` (name -> takes a value) in a form click
     reads the same way; None for anything else: another word, -h, `--`, a value that is
-    missing, empty or starts with a dash, a value given to a flag."""
+    missing, empty or starts with a dash, a value given to a flag. With `arguments`, a word
+    that is no option (it does not start with a dash) is put there, wherever it stands, as
+    click reads the arguments of a command among its options."""
     found, i = {}, 0
     while i < len(args):
+        if arguments is not None and not args[i].startswith("-"):
+            arguments.append(args[i])
+            i += 1
+            continue
         name, eq, value = args[i].partition("=")
         if name not in spec:
             return None
@@ -204,19 +210,8 @@ def recall(given_home: str | None, args: list[str]) -> int | None:
     written; a search that fails, or a warning that would not read the same on stderr as click
     writes it, sends the command to click after all (what the search wrote is the cache both
     paths write)."""
-    terms, words = [], []
-    i = 0
-    while i < len(args):  # (click reads the options wherever they stand among TERMS)
-        word = args[i]
-        if not word.startswith("-"):
-            terms.append(word)
-        else:
-            words.append(word)
-            if "=" not in word and RECALL_OPTIONS.get(word) and i + 1 < len(args):
-                i += 1
-                words.append(args[i])
-        i += 1
-    opts = options(words, RECALL_OPTIONS)
+    terms: list[str] = []
+    opts = options(args, RECALL_OPTIONS, terms)
     if opts is None:
         return None
     limit, question = opts.get("--limit"), opts.get("--ask")
