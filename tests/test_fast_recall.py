@@ -84,10 +84,14 @@ FAST = [
     ["--ask=When did I drink oolong?", "--limit", "3"],
     ["采花"],
     ["nothingmatcheszz"],  # exit 1
+    ["tea", "--since", "2026-11-02"],
+    ["--since=2026-11-01T10:01:00Z", "tea", "--who", "user"],
+    ["tea", "--who=me", "--json"],
 ]
 CLICK = [
-    ["tea", "--since", "2026-11-02"],
-    ["tea", "--who", "user"],
+    ["tea", "--since", "yesterday"],
+    ["tea", "--who", "nobody"],
+    ["tea", "--who", "User"],
     ["--batch"],
     ["--self", "tea"],
     ["--facts", "tea"],

@@ -200,12 +200,13 @@ def tick(given_home: str | None, args: list[str]) -> int | None:
     return outcome[0] if outcome else None  # none: something is due, and the click command does it
 
 
-RECALL_OPTIONS = {"--limit": True, "--json": False, "--no-tiers": False, "--ask": True}
+RECALL_OPTIONS = {"--limit": True, "--since": True, "--who": True, "--json": False, "--no-tiers": False,
+                  "--ask": True}
 
 
 def recall(given_home: str | None, args: list[str]) -> int | None:
-    """`anima recall TERMS... | --ask QUESTION` with --limit N, --json and --no-tiers; None
-    (nothing done) for any other word (--batch, --since, --who, --facts, --self, --jobs, -h,
+    """`anima recall TERMS... | --ask QUESTION` with --limit, --since, --who, --json and
+    --no-tiers; None (nothing done) for any other word (--batch, --facts, --self, --jobs, -h,
     a term that starts with a dash), or anything in doubt. The search runs before a word is
     written; a search that fails, or a warning that would not read the same on stderr as click
     writes it, sends the command to click after all (what the search wrote is the cache both
@@ -217,7 +218,7 @@ def recall(given_home: str | None, args: list[str]) -> int | None:
     limit, question = opts.get("--limit"), opts.get("--ask")
     if limit is not None and not (limit.isascii() and limit.isdigit() and limit[0] != "0"):
         return None  # (click's IntRange(1) reads more forms, and says what is wrong with the rest)
-    if question is not None and terms:
+    if (question is not None and terms) or opts.get("--who", "user") not in ("user", "me", "delegated"):
         return None
     home = home_of(given_home)
     if home is None or not _plain_stderr(home.root) or os.path.exists(os.path.join(home.root, ".git")):
@@ -233,13 +234,14 @@ def recall(given_home: str | None, args: list[str]) -> int | None:
             query = ask.query(question)
         else:
             query = search.Query(terms)
+        filters = search.Filters(search.parse_since(opts.get("--since")), opts.get("--who"))
     except (AnimaError, OSError):  # the click command says what is wrong
         return None
     if not query.raw:
         return None
     said: list[str] = []
     try:  # (nothing is written before the search is done and its warnings read)
-        found = search.run(home, cfg, [query], search.Filters(), int(limit) if limit else cfg["recall.limit"],
+        found = search.run(home, cfg, [query], filters, int(limit) if limit else cfg["recall.limit"],
                            "--no-tiers" not in opts, lambda m: said.append(f"anima: warning: {m}\n"),
                            lambda m: said.append(f"anima: {m}\n"), cfg["recall.jobs"])[0]
     except Exception:  # the click command runs it again, and says what went wrong after what it warned of
