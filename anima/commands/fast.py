@@ -218,14 +218,16 @@ def recall(given_home: str | None, args: list[str]) -> int | None:
     limit, question = opts.get("--limit"), opts.get("--ask")
     if limit is not None and not (limit.isascii() and limit.isdigit() and limit[0] != "0"):
         return None  # (click's IntRange(1) reads more forms, and says what is wrong with the rest)
-    if (question is not None and terms) or opts.get("--who", "user") not in ("user", "me", "delegated"):
+    if question is not None and terms:
         return None
     home = home_of(given_home)
     if home is None or not _plain_stderr(home.root) or os.path.exists(os.path.join(home.root, ".git")):
         return None  # (a git home: what the scan caches is the autocommit's to judge)
     from anima.infra import config
-    from anima.recall import search
+    from anima.recall import index, search
 
+    if opts.get("--who", index.WHO[0]) not in index.WHO:  # (click.Choice(WHO) says what is wrong)
+        return None
     try:
         cfg = config.load(home.config)
         if question is not None:

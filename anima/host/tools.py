@@ -12,6 +12,7 @@ locked block are a person's, and are not tools.
 """
 
 from anima.infra.errors import AnimaError, UsageError
+from anima.recall.index import WHO
 from anima.recall.past import KINDS
 
 
@@ -66,7 +67,7 @@ TOOLS = [
           "terms": {"type": "array", "items": {"type": "string"},
                     "description": "Exact search terms instead of a query (each word or phrase must match)."},
           "limit": {"type": "integer", "description": "At most this many results (default 10)."},
-          "who": {"type": "string", "enum": ["user", "me", "delegated"], "description": "Only these turns."},
+          "who": {"type": "string", "enum": list(WHO), "description": "Only these turns."},
           "since": {"type": "string", "description": "Only turns on or after this date (YYYY-MM-DD)."}},
          [],
          {"results": {"type": "array", "items": _HIT}, "relaxed": _BOOL}, ["results", "relaxed"], **READ),
