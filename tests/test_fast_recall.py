@@ -137,3 +137,16 @@ def test_a_git_home_goes_to_click(tmp_path, anima_bin, homes):
         assert (path, code) == ("click", 0) and "tea" in out
     finally:
         subprocess.run(["rm", "-rf", str(homes / ".git")], check=True)
+
+
+def test_a_bad_configuration_goes_to_click(tmp_path, anima_bin, homes):
+    """The fast path reads config.toml as the click command does, and leaves a bad one to it
+    (which says so, 78)."""
+    config = homes / "config.toml"
+    good = config.read_bytes()
+    config.write_text("[recall\n")
+    try:
+        (code, out, err), path = both(tmp_path, anima_bin, homes, ["tea"])
+        assert (path, code, out) == ("click", 78, "") and "not valid TOML" in err
+    finally:
+        config.write_bytes(good)
