@@ -83,7 +83,8 @@ def test_turns_with_every_term_first_then_the_rest(run, chat):
 
 
 def test_a_session_of_one_turn_scores_as_bm25_alone(run, home):
-    texts = ["apple pie", "apple apple tart with cream", "pear", "apple", "plum cake and more words here"]
+    # (no turn opens with the term: one that does scores more, see the test after the next)
+    texts = ["fresh apple pie", "an apple apple tart with cream", "pear", "one apple", "plum cake and more words"]
     for i, t in enumerate(texts):
         write_session(home, f"one{i}", [("user", t, DAY)])
     got = ask(run, "apple")
@@ -129,6 +130,29 @@ def test_a_question_that_asks_when_favours_turns_that_tell_a_time(run, home, ind
         assert [x["session"] for x in ask(run, question)][:1] == ["told"], question
     for question in ("Did Maria adopt Coco?", "Why did Maria adopt Coco when she did?", "小明领养了可可吗？"):
         assert [x["session"] for x in ask(run, question)][:1] == ["other"], question
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_a_turn_that_opens_with_a_term_scores_more(run, home, indexed):
+    """Two turns alike, the older opening with the name the question asks about (in a
+    transcript of "Name: ..." turns, the turn of the one it names): it comes first, scored
+    1.6 times the other; the same for terms, and in Chinese."""
+    for name, text, day in (("his", "John: Anna and I support City, the best club.", "2026-10-01"),
+                            ("hers", "Anna: John and I support City, the best club.", "2026-10-02"),
+                            ("his-zh", "小明：小红和我都爱这个球队", "2026-10-01"),
+                            ("hers-zh", "小红：小明和我都爱这个球队", "2026-10-02")):
+        write_session(home, name, [("user", text, f"{day}T09:00:00Z")])
+    if indexed:
+        from test_index import backdate
+
+        backdate(home)
+        assert run("index", "rebuild").exit_code == 0
+    for found in (ask(run, "Which club does John support?"), ask(run, "小明的球队是哪个？"),
+                  rows(run("recall", "john", "club", "--json", "--no-tiers"))):
+        assert [x["session"].removesuffix("-zh") for x in found][:2] == ["his", "hers"]
+        assert found[0]["score"] == pytest.approx(1.6 * found[1]["score"], abs=1e-3)
+    # a name the question does not ask about lifts nothing: the newer of two equal turns first
+    assert [x["session"] for x in ask(run, "Which club does City support?")][:2] == ["hers", "his"]
 
 
 def test_quoted_parts_stay_one_term_and_only_function_words_still_ask(run, chat):
@@ -216,7 +240,7 @@ def test_a_long_chinese_question_is_read_as_its_pairs_of_characters(run, home, i
     # last year first; a piece of one character (会, 舞) is a term too
     assert {k: v for k, v in got[0].items() if k != "path"} == {
         "query": 0, "session": "m0", "line": 2, "date": "2026-11-01", "who": "user", "text": MEMORIES[0],
-        "score": 12.228, "terms": ["晚会", "会", "去年", "会上", "舞"], "relaxed": True}
+        "score": 19.5648, "terms": ["晚会", "会", "去年", "会上", "舞"], "relaxed": True}  # (12.228 x 1.6: it opens with 去年)
     assert all(x["score"] < got[0]["score"] and "记得" not in x["terms"] for x in got[1:])
     assert rows(run("recall", "--ask", DIALOGUE, "--json", "--no-tiers")) == [
         {k: v for k, v in x.items() if k != "query"} for x in got]

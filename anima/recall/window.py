@@ -17,6 +17,11 @@ question that asks when (anima.recall.ask), a turn that tells a time (anima.reca
 "last week", "yesterday", 去年) scores 1 + TIME_WEIGHT times its score: it more likely says
 when than a turn that only shares the question's words.
 
+A turn that opens with a term of the query (its first token begins the term's phrase) scores
+1 + OPENS times its score: in a transcript of "Name: ..." turns it is the turn of the one the
+question names ("Which club does John support?" / "John: As a City fan, ..."), elsewhere a turn
+about what the query names first.
+
 A question that names a date (anima.recall.ask) raises each turn's score by up to DATE_WEIGHT
 times, the more the nearer the turn is to the span named (exp(-days / DATE_DAYS), days 0
 inside it).
@@ -36,6 +41,7 @@ DATE_WEIGHT = 1.0
 DATE_DAYS = 7.0
 ASKING = 0.8
 TIME_WEIGHT = 0.6
+OPENS = 0.6
 
 
 class Turns:
@@ -195,21 +201,45 @@ class Turns:
         """(path, line) of those of `turns` that tell a time (anima.recall.timewords): as the
         index found when it indexed them (read with them), for a scanned file's turns FTS5
         asked in an in-memory table, so that both find them as a term is found."""
-        from anima.recall import fts, timewords
+        from anima.recall import timewords
 
         unknown = {(t.path, t.line): t for t in turns if (t.path, t.line) not in self._timed}
         told = {key for key, t in unknown.items() if self._tells.get(t.rowid)
                 and self.idx is not None and t.source is self.idx}
-        scanned = [t for t in unknown.values() if self.idx is None or t.source is not self.idx]
-        if scanned:
-            memory = fts.Memory()
-            for t in scanned:
-                memory.add(self._texts.get(t.path, {}).get(t.line, ""))
-            memory.flush()
-            told.update((scanned[r - 1].path, scanned[r - 1].line) for r in fts.rows_matching(
-                memory.con, timewords.match(), list(range(1, len(scanned) + 1))))
+        told |= self._scanned_matching(unknown.values(), timewords.match())
         self._timed.update((key, key in told) for key in unknown)
         return {(t.path, t.line) for t in turns if self._timed[t.path, t.line]}
+
+    def opening(self, q, turns: list) -> set[tuple[str, int]]:
+        """(path, line) of those of `turns` whose first token begins a term of `q`, asked of
+        FTS5 (an initial-token query, ^"phrase") by rowid in the index, in an in-memory table
+        of their texts for a scanned file's turns. Only a turn holding a term can open with one."""
+        from anima.recall import fts
+
+        turns = [t for t in turns if any(t.tfs)]
+        found = set()
+        indexed = {t.rowid: t for t in turns if self.idx is not None and t.source is self.idx}
+        for table in self.idx.tables if indexed else ():
+            match = " OR ".join("^" + m for m in q.matches if self.idx.hits(m, table))
+            if match:
+                found.update((indexed[r].path, indexed[r].line)
+                             for r in fts.rows_matching(self.idx.con, match, list(indexed), table))
+        return found | self._scanned_matching(turns, " OR ".join("^" + m for m in q.matches))
+
+    def _scanned_matching(self, turns, match: str) -> set[tuple[str, int]]:
+        """(path, line) of those of `turns` from scanned files whose text matches the FTS5
+        query `match`, asked of an in-memory table of their texts."""
+        from anima.recall import fts
+
+        scanned = [t for t in turns if self.idx is None or t.source is not self.idx]
+        if not scanned:
+            return set()
+        memory = fts.Memory()
+        for t in scanned:
+            memory.add(self._texts.get(t.path, {}).get(t.line, ""))
+        memory.flush()
+        return {(scanned[r - 1].path, scanned[r - 1].line)
+                for r in fts.rows_matching(memory.con, match, list(range(1, len(scanned) + 1)))}
 
     def fill(self, q, turns: list) -> None:
         """Give term counts to those of `turns` that have none: zeros for a scanned file (its
@@ -271,6 +301,7 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
     turns.fill(q, around)
     held = {id(t) for t in around if any(t.tfs)}  # a neighbour holding no term adds only its length
     timed = turns.telling(list(wanted.values())) if q.when else set()
+    opened = turns.opening(q, list(wanted.values()))
     avgdl = st.avgdl
     idfs = [w * st.idf(i) for i, w in enumerate(q.weights)]
     results = []
@@ -295,6 +326,8 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
             score *= 1 + DATE_WEIGHT * math.exp(-_days(c.ts, q.near) / DATE_DAYS)
         if q.asked and c.asks:
             score *= ASKING
+        if (c.path, c.line) in opened:
+            score *= 1 + OPENS
         if (c.path, c.line) in timed:
             score *= 1 + TIME_WEIGHT
         if score > 0:
