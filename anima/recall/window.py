@@ -22,9 +22,10 @@ A turn that opens with a term of the query (its first token begins the term's ph
 question names ("Which club does John support?" / "John: As a City fan, ..."), elsewhere a turn
 about what the query names first.
 
-A question that names a date (anima.recall.ask) raises each turn's score by up to DATE_WEIGHT
-times, the more the nearer the turn is to the span named (exp(-days / DATE_DAYS), days 0
-inside it).
+A question that names a date (anima.recall.ask) multiplies each turn's score by 1 + DATE_WEIGHT
+* exp(-days / DATE_DAYS), days being how far the turn lies from the span named (0 inside
+it): asked about a day or a month, the turns of that time are what is asked about, whatever
+words they share with the question, so nearness weighs almost as a filter would.
 
 Turns that fail the filters (--since, --who) lend their words to their neighbours' windows
 but are not results themselves. Where a session's turns come from: the index's table of turns
@@ -37,7 +38,7 @@ import math
 WEIGHTS = (0.5, 0.35, 0.25, 0.15)
 POOL = 30
 DEEP = 200
-DATE_WEIGHT = 1.0
+DATE_WEIGHT = 8.0
 DATE_DAYS = 7.0
 ASKING = 0.8
 TIME_WEIGHT = 0.6
