@@ -551,11 +551,12 @@ def as_row(c):
 
 
 @pytest.mark.parametrize(("seed", "subset_terms"), [(21, 6), (22, 6), (23, 6), (24, 2), (25, 1)])
-def test_the_index_finds_every_candidate_a_scan_ranks_first(run, home, seed, subset_terms, monkeypatch):
+def test_the_index_finds_every_candidate_a_scan_ranks_first(run, home, seed, subset_terms, monkeypatch, counts_from):
     """A property of from_index, for queries of one to five terms (many hold some terms and
     not all): every turn among the first K of a scan's candidates, in recall's order (all the
     terms first, then the rest; tier, score, newer), is among the index's, with the same
-    counts; none of the index's is one the scan lacks; and the statistics are the same."""
+    counts; none of the index's is one the scan lacks; and the statistics are the same. A
+    one-token term counted by bm25() or in the instance list alike (counts_from)."""
     from anima.infra import config
     from anima.infra.home import Home
     from anima.recall import index, search

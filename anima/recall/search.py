@@ -394,20 +394,28 @@ def _subset(idx, q: Query, s: tuple, tables: list, where: str, named: dict, weig
 
 def _any_from_index(idx, q: Query, st: Stats, filters: Filters, out: list, k: int) -> None:
     """The candidates of a query of more than SUBSET_TERMS terms, from the index: SQLite
-    scores every turn holding any term, each term's count recovered from its bm25() as in
-    _top_from_index, with `score`'s own arithmetic in the same order (a term a turn lacks adds
-    0.0, as `score` skips it: the same doubles), and keeps the first `k` by (all terms before
-    some, score, newer, session, line), as `rank` orders them."""
+    scores every turn holding any term, each term's count recovered from its bm25() or, for a
+    one-token term in many rows, counted in the instance list, as in _top_from_index, with
+    `score`'s own arithmetic in the same order (a term a turn lacks adds 0.0, as `score` skips
+    it: the same doubles), and keeps the first `k` by (all terms before some, score, newer,
+    session, line), as `rank` orders them."""
     from anima.recall import fts, index
 
     n = len(q.matches)
     tables, where, named = _terms(idx, q, st, filters)
     params = {**named, "k": k, "n": n, "k1": K1, "k2": K1 + 1, "b": B, "avgdl": st.avgdl}
     arms = []
+    vocab = [q.token(i) if sum(idx.hits(m, t) for t in tables) >= VOCAB_ROWS else None
+             for i, m in enumerate(q.matches)]
     for s, table in enumerate(tables):
         for i, m in enumerate(q.matches):
             hits = idx.hits(m, table)
             if not hits:
+                continue
+            if vocab[i] is not None:
+                params[f"t{s}_{i}"] = vocab[i]
+                arms.append(f"SELECT doc AS r, {i} AS i, count(*) AS tf FROM temp.{fts.instances(idx.con, table)} "
+                            f"WHERE term = :t{s}_{i} GROUP BY doc")
                 continue
             count = fts.counter(idx.con, hits, table)
             params[f"m{s}_{i}"], params[f"idf{s}_{i}"], params[f"fa{s}_{i}"] = m, count.idf, count.avgdl
