@@ -243,13 +243,18 @@ def test_the_same_answers_from_a_full_read_the_summary_and_the_cache(run, corpus
 
 
 def test_a_chinese_term_ranks_turns_sharing_more_of_its_characters_higher(run, home):
-    write_session(home, "zh", [
-        ("user", "我爱喝绿茶啊", DAY1),      # the term once, nothing else of it
-        ("user", "绿茶和绿的茶", DAY1),      # the term once, its characters again: same length
-        ("user", "绿色的茶很好", DAY1),      # only the characters: never found
-    ])
+    """In a query of several terms; in a query of one, every turn found holds all its
+    characters, and they add nothing."""
+    for name, text in (("a", "我爱喝绿茶啊"),     # the term once, nothing else of it
+                       ("b", "和绿茶绿的茶"),     # the term once, its characters again: same length
+                       ("c", "绿色的茶很好")):    # only the characters: never found
+        write_session(home, name, [("user", text, DAY1)])
+    rows = [json.loads(x) for x in run("recall", "绿茶", "红茶", "--json").stdout.splitlines()]
+    assert [(x["session"], x["relaxed"]) for x in rows] == [("b", True), ("a", True)]
+    assert rows[0]["score"] > rows[1]["score"]
     rows = [json.loads(x) for x in run("recall", "绿茶", "--json").stdout.splitlines()]
-    assert [(x["line"], x["relaxed"]) for x in rows] == [(3, False), (2, False)]
+    assert [(x["session"], x["relaxed"]) for x in rows] == [("a", False), ("b", False)]
+    assert rows[0]["score"] == rows[1]["score"]
 
 
 @pytest.mark.parametrize("text", ["Green-tea, 绿茶abc123 x_y café", "我每天早上都喝绿茶，下午喝咖啡。I drink",

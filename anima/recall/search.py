@@ -8,13 +8,14 @@ weighs more, each repetition less (1, 1/2, 1/3, ...). A question in plain langua
 terms and dates first (anima.recall.ask).
 
 Ranking: each turn that holds a term is scored alone by BM25 (k1 1.2, b 0.75; idf log(1 + (N -
-df + 0.5)/(df + 0.5)) over every turn of every session, lengths in tokens); a Chinese (CJK)
-term of two or more characters also lets each of its characters add to the score of the best
-window.DEEP turns, at half weight and with an idf over those turns only. The best of them
-(window.depth), and the turns around them, are then scored with their neighbours and the
-dates the query names (anima.recall.window). Turns holding every term come first, then the
-rest, marked relaxed; within each, the user's own words, then mine, then delegated
-(`--no-tiers`: score alone), then score, then the newer turn.
+df + 0.5)/(df + 0.5)) over every turn of every session, lengths in tokens); in a query of
+several terms, a Chinese (CJK) term of two or more characters also lets each of its characters
+add to the score of the best window.DEEP turns, at half weight and with an idf over those turns
+only (a query of one term finds only turns holding all its characters, which then tell them
+apart no more). The best of them (window.depth), and the turns around them, are then scored
+with their neighbours and the dates the query names (anima.recall.window). Turns holding every
+term come first, then the rest, marked relaxed; within each, the user's own words, then mine,
+then delegated (`--no-tiers`: score alone), then score, then the newer turn.
 
 The scan looks for each term's tokens in the raw bytes first and parses only the lines that
 may hold them (prescan.scan), puts those turns in an in-memory FTS5 table and asks it
@@ -121,8 +122,8 @@ class Query:
         self.weights = [sum(1 / k for k in range(1, n + 1)) for n in counts.values()]
         self.matches = [fts.phrase(t) for t in self.raw]
         self._tokens: dict[int, str | None] = {}
-        self.extras: list[tuple[str, int]] = []  # (a single CJK character, its term)
-        for i, t in enumerate(self.raw):
+        self.extras: list[tuple[str, int]] = []  # (a single CJK character, its term; see backoff)
+        for i, t in enumerate(self.raw if len(self.raw) > 1 else ()):
             chars = [tok for tok in tokens(t) if is_cjk(tok[0])]
             if len(chars) > 1:
                 self.extras += [(ch, i) for ch in dict.fromkeys(chars)]
