@@ -183,6 +183,25 @@ def test_chinese_by_characters_as_the_transcripts_are(anima_bin, home):
     assert g[:4] == ["self/memories/about_xiaoming.md", "1", "", "memories"] and g[4] == "小明喜欢绿茶，不喝咖啡。"
 
 
+def test_a_date_the_question_names_favours_what_i_wrote_near_it(anima_bin, home):
+    """As in the transcripts: the older of two alike paragraphs first when the question
+    names its day, the newer when it names none (terms, the tool and --ask alike)."""
+    anima(anima_bin, "init", "--lang", "en", now=DAY1)
+    for day in ("2026-10-01", "2026-11-20"):
+        (home / "self/diary" / f"{day}.md").write_text("I walked by the lake with Alice.\n", encoding="utf-8")
+
+    def files(*args):
+        return [r[0] for r in rows(anima(anima_bin, "recall", "--self", *args).stdout)]
+
+    assert files("--ask", "What did I do by the lake on 1 October 2026?") == [
+        "self/diary/2026-10-01.md", "self/diary/2026-11-20.md"]
+    assert files("--ask", "What did I do by the lake?") == files("lake") == [
+        "self/diary/2026-11-20.md", "self/diary/2026-10-01.md"]
+    called = json.loads(anima(anima_bin, "call", "self_recall",
+                              input=json.dumps({"query": "the lake in October 2026"})).stdout)
+    assert [r["file"] for r in called["results"]] == ["self/diary/2026-10-01.md", "self/diary/2026-11-20.md"]
+
+
 def test_the_tool_answers_as_the_command_does(anima_bin, lived):
     called = json.loads(anima(anima_bin, "call", "self_recall", input=json.dumps({"query": "Coco dog"})).stdout)
     listed = [json.loads(x) for x in anima(anima_bin, "recall", "--self", "--json", "--ask", "Coco dog").stdout.splitlines()]
@@ -309,7 +328,7 @@ def test_what_the_needles_and_the_cache_skip_could_never_match(home):
     import random
 
     from anima.infra.home import Home
-    from anima.recall import past
+    from anima.recall import past, search
 
     rng = random.Random(17)
     vocab = ["tea", "teas", "steam", "Alice", "alice's", "dog", "Coco", "标记77号", "绿茶", "绿", "茶", "77", "me",
@@ -344,6 +363,6 @@ def test_what_the_needles_and_the_cache_skip_could_never_match(home):
             want = reference(h, terms)
             for _ in ("cold", "warm"):
                 got = [(x.unit.file, x.unit.line, round(x.score, 9), x.relaxed)
-                       for x in past.search(h, terms, None, 10, lambda m: None)]
+                       for x in past.search(h, search.Query(terms), None, 10, lambda m: None)]
                 assert got == want, terms
                 assert (root / "cache/past.json").exists()

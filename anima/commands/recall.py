@@ -44,8 +44,8 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, jobs
     if question is not None or batch:  # (only a question is read: TERMS need not pay for importing it)
         from anima.recall import ask
     if in_self:
-        return _search_self(home, cfg, ask.parse(question).terms if question is not None else terms, limit, since,
-                            who, as_json, batch, in_facts)
+        return _search_self(home, cfg, ask.query(question) if question is not None else recall.Query(list(terms)),
+                            limit, since, who, as_json, batch, in_facts)
     if batch and in_facts:
         raise UsageError("--facts searches for TERMS; it does not take --batch")
     if sum(map(bool, (terms, question is not None, batch))) > 1:
@@ -95,14 +95,14 @@ def _search_facts(home, query, limit, as_json):
         sys.exit(1)
 
 
-def _search_self(home, cfg, terms, limit, since, who, as_json, batch, in_facts):
+def _search_self(home, cfg, query, limit, since, who, as_json, batch, in_facts):
     from anima.recall import past
     from anima.recall.search import parse_since
 
     for given, name in ((in_facts, "--facts"), (who, "--who"), (batch, "--batch")):
         if given:
             raise UsageError(f"--self searches my own past for TERMS; it does not take {name}")
-    found = past.search(home, list(terms), parse_since(since), limit or cfg["recall.limit"],
+    found = past.search(home, query, parse_since(since), limit or cfg["recall.limit"],
                         lambda m: warn(f"warning: {m}"))
     if found and found[0].relaxed:
         warn("no paragraph has every term; showing paragraphs with any of them (relaxed)")

@@ -274,13 +274,13 @@ def _self_recall(home, cfg, args: dict, warn) -> dict:
     from anima.recall import ask, past
     from anima.recall import search as recall
 
-    terms = ask.parse(args["query"]).terms  # a question: function words dropped (anima.recall.ask)
-    if not recall.Query(terms).raw:
+    q = ask.query(args["query"])  # a question: function words dropped, dates read (anima.recall.ask)
+    if not q.raw:
         raise UsageError("self_recall: give at least one word to look for")
     limit = args.get("limit", cfg["recall.limit"])
     if limit < 1:
         raise UsageError("self_recall: 'limit' must be at least 1")
-    found = past.search(home, terms, recall.parse_since(args.get("since"), "self_recall: since"), limit, warn)
+    found = past.search(home, q, recall.parse_since(args.get("since"), "self_recall: since"), limit, warn)
     return {"results": [past.as_json(h) for h in found], "relaxed": bool(found) and found[0].relaxed}
 
 

@@ -224,9 +224,10 @@ def _holds(text: str, needles: list) -> bool:
     return any(found is None or all(n in low for n in found) for found in needles)
 
 
-def search(home, terms: list[str], since: float | None, limit: int, warn) -> list[Hit]:
-    """The best `limit` paragraphs for `terms` (anima.recall.search.Query's terms), those
-    dated before `since` (and undated ones, when it is given) left out.
+def search(home, q, since: float | None, limit: int, warn) -> list[Hit]:
+    """The best `limit` paragraphs for the anima.recall.search.Query `q` (terms, or a
+    question: the dates it names favour the paragraphs near them), those dated before `since`
+    (and undated ones, when it is given) left out.
 
     Only the files that may hold a term are cut into paragraphs, as the transcripts' scan
     narrows its turns before FTS5 decides: a file's paragraphs are in its text, so a file
@@ -242,7 +243,6 @@ def search(home, terms: list[str], since: float | None, limit: int, warn) -> lis
     from anima.recall import fts
     from anima.recall import search as recall
 
-    q = recall.Query(terms)
     if not q.raw:
         raise UsageError("give at least one search term (letters, digits or CJK characters)")
     narrowing = recall._Filters([q])  # the transcripts' scan's needles and sieves, term by term

@@ -540,7 +540,7 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool, t
     backoff) are then scored with their neighbours, and so are the neighbours themselves
     (anima.recall.window); `turns` (a window.Turns) reads the sessions they are in. Without
     `turns` (texts with no conversation around them: her own past) every candidate is
-    ranked by its own score."""
+    ranked by its own score, times its nearness to the dates the query names."""
     from anima.recall import window
 
     admitted = cands if turns is None else [c for c in cands if turns.filters.admit(c.ts, c.who)]
@@ -558,6 +558,8 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool, t
         pool.sort(key=order)
     del pool[scored:]
     if turns is None:
+        for r in pool if q.near else ():
+            r.score *= window.nearness(r.c.ts, q.near)
         pool.sort(key=lambda r: (r.relaxed, TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line))
         return pool[:limit]
     return window.rerank(pool, cands, st, q, turns, limit, tiers)

@@ -324,7 +324,7 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
                         bonus += w * extra.get((n.path, n.line), 0.0)
         score = sum(idf * ranking.part(tf, dl, avgdl * norm) for idf, tf in zip(idfs, tfw, strict=True) if tf) + bonus
         if q.near:
-            score *= 1 + DATE_WEIGHT * math.exp(-_days(c.ts, q.near) / DATE_DAYS)
+            score *= nearness(c.ts, q.near)
         if q.asked and c.asks:
             score *= ASKING
         if (c.path, c.line) in opened:
@@ -350,6 +350,11 @@ def _lines_of(path: str) -> list[bytes] | None:
         return b"".join(zstd.chunks(path)).split(b"\n")
     except (OSError, zstd.Damaged):
         return None
+
+
+def nearness(ts: float, near: list) -> float:
+    """What a turn at `ts` scores times its score for a query naming the spans `near`."""
+    return 1 + DATE_WEIGHT * math.exp(-_days(ts, near) / DATE_DAYS)
 
 
 def _days(ts: float, near: list) -> float:
