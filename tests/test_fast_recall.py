@@ -150,3 +150,24 @@ def test_a_bad_configuration_goes_to_click(tmp_path, anima_bin, homes):
         assert (path, code, out) == ("click", 78, "") and "not valid TOML" in err
     finally:
         config.write_bytes(good)
+
+
+def test_a_warning_click_would_write_otherwise_goes_to_click(tmp_path, anima_bin, homes):
+    """A damaged transcript whose name holds an escape sequence: the search warns of it, click
+    writes the warning without the sequence (stderr is no terminal), and so the fast path
+    leaves the whole command to click; the same bytes either way."""
+    bad = homes / "sessions" / "b\x1b[31mbad.jsonl.zst"
+    bad.write_bytes(b"not zstd at all, green tea")
+    os.utime(bad, (file_time(-3 * 86400),) * 2)
+    try:
+        (code, out, err), path = both(tmp_path, anima_bin, homes, ["tea"])
+        assert (path, code) == ("click", 0) and "tea" in out
+        assert "bbad.jsonl.zst: corrupt zstd data" in err and "\x1b" not in err
+    finally:
+        bad.unlink()
+
+
+def test_a_stderr_that_is_not_utf8_goes_to_click(tmp_path, anima_bin, homes, monkeypatch):
+    monkeypatch.setenv("PYTHONIOENCODING", "latin-1")
+    (code, out, err), path = both(tmp_path, anima_bin, homes, ["tea", "coffee", "morning"])
+    assert (path, code) == ("click", 0) and "(relaxed)" in err
