@@ -40,10 +40,11 @@ line, its results mapped back to memories (deduplicated, rank kept). BM25: k1 1.
 idf log(1 + (N - df + .5) / (df + .5)), over the same documents (every turn of the home), a
 document's tokens being its English words (anima.recall.search.tokens) and the bigrams of adjacent
 CJK characters, its length their number; every document scored against the query's keyword
-bag (OR), ties to the newer turn (as anima). Run with --queries history and no index turned
-on, anima differs from this BM25 in two things only: AND first, and a document's length in
-characters. Embeddings: the six models' released top-20 lists (MADial
-zh only).
+bag (OR), ties to the newer turn (as anima). anima differs from it in what the "[BM25 ...]"
+rows of --explore try one at a time (a length counting each CJK character, stemming, CJK
+characters at half weight, repeats saturated), in AND first, and in the ranking of
+anima-recall(1): a turn read with its neighbours, a turn that opens with a term, a date named,
+a question that asks when. Embeddings: the six models' released top-20 lists (MADial zh only).
 
 Metrics, over the top 20: hit@k is the share of queries with a relevant memory (or turn)
 among the first k, MRR the mean of 1/rank of the first relevant one (0 when none); for
