@@ -48,6 +48,9 @@ def test_function_words_are_dropped_and_the_evidence_ranks_first(run, chat):
     # the same words as TERMS keep their meaning: "when" and "did" are searched for
     as_terms = rows(run("recall", "When", "did", "Maria", "get", "Coco?", "--json", "--no-tiers"))
     assert {"When", "did"} <= {t for x in as_terms for t in x["terms"]}
+    # nor are the words that ask for a form of answer or hedge ("how many", "likely")
+    [first, *_] = ask(run, "How many cats would Melanie likely have?")
+    assert (first["line"], first["terms"], first["relaxed"]) == (7, ["cats", "melanie"], False)
 
 
 def test_a_possessive_matches_the_name_standing_alone(run, home):

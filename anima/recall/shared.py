@@ -67,4 +67,3 @@ def _worker(answer, spans: list, send, parent: int) -> None:
         if isinstance(got, BaseException):
             break
     send.close()
-
