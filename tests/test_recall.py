@@ -77,10 +77,44 @@ def test_nothing_matched_is_exit_1_and_silent(run, corpus):
 
 def test_json_fields(run, corpus):
     x = json.loads(run("recall", "anxious", "--json").stdout)
-    assert set(x) == {"session", "line", "date", "who", "text", "score", "terms", "relaxed", "path"}
+    assert set(x) == {"session", "line", "date", "who", "text", "score", "terms", "relaxed", "path", "also"}
     assert x["path"] == str(corpus / "sessions" / "beta.jsonl.zst")
     assert x["text"] == "Coffee makes me anxious, so I avoid it after noon."
-    assert x["date"] == "2026-11-02" and x["score"] > 0 and x["terms"] == ["anxious"]
+    assert x["date"] == "2026-11-02" and x["score"] > 0 and x["terms"] == ["anxious"] and x["also"] == []
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_a_turn_said_again_word_for_word_is_shown_once(run, home, indexed):
+    """A host that logs a turn twice, a resumed session that copies the one before: the same
+    words from the same speaker are one result, at its best place, the others in `also`. The
+    limit counts what is shown; a turn as long as another, with the same counts of the terms,
+    is not taken for it, nor are the same words from another speaker."""
+    import os
+
+    noon, dawn = "Green tea at noon, always.", "Green tea at dawn, always."
+    for sid, who, text, ts in (("latest", "user", noon, DAY3), ("copy", "user", noon, DAY2),
+                               ("dawn", "user", dawn, DAY1), ("first", "user", noon, DAY1),
+                               ("mine", "assistant", noon, DAY1)):
+        os.utime(write_session(home, sid, [(who, text, ts)]), (1e9, 1e9))  # (not hot: the index answers)
+    if indexed:
+        assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+
+    def recall(*args):
+        r = run("recall", "green", "tea", "--no-tiers", "--json", *args)
+        assert (r.exit_code, r.stderr) == (0, "")
+        got = [json.loads(x) for x in r.stdout.splitlines()]
+        return [(x["session"], x["who"], [a["session"] for a in x["also"]]) for x in got]
+
+    # equal scores, so the newer first, then by session
+    assert recall() == [("latest", "user", ["copy", "first"]), ("dawn", "user", []), ("mine", "me", [])]
+    assert recall("--limit", "2") == [("latest", "user", ["copy", "first"]), ("dawn", "user", [])]
+    # only what ranks above the next one shown is folded in
+    assert recall("--limit", "1") == [("latest", "user", ["copy"])]
+    folded = json.loads(run("recall", "green", "tea", "--json").stdout.splitlines()[0])["also"]
+    assert folded == [{"session": "copy", "line": 2, "date": "2026-11-02", "path": str(home / "sessions/copy.jsonl")},
+                      {"session": "first", "line": 2, "date": "2026-11-01", "path": str(home / "sessions/first.jsonl")}]
+    assert [x.split("\t")[0] for x in run("recall", "green", "tea", "--no-tiers").stdout.splitlines()] == [
+        "latest", "dawn", "mine"]
 
 
 def test_line_is_the_line_of_the_decompressed_file(run, corpus):

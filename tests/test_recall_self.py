@@ -319,7 +319,7 @@ def reference(home, terms):
         size = next(found[r][1] for found in rows if r in found)
         cands.append(recall.Candidate(u.file, u.file, u.line, u.ts or 0.0, "me", size,
                                       tuple(found[r][0] if r in found else 0 for found in rows), memory, r))
-    return [(r.c.session, r.c.line, round(r.score, 9), r.relaxed) for r in recall.rank(cands, st, q, 10, False)]
+    return [(r.c.session, r.c.line, round(r.score, 9), r.relaxed) for r in recall.rank(cands, st, q, 10, False)[:10]]
 
 
 def test_what_the_needles_and_the_cache_skip_could_never_match(home):

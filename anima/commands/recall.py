@@ -14,7 +14,7 @@ from anima.recall.index import WHO
 @click.option("--who", type=click.Choice(WHO), help="Only the user's, my or delegated turns.")
 @click.option("--no-tiers", is_flag=True, help="Rank by score alone, not the user's words first.")
 @click.option("--json", "as_json", is_flag=True,
-              help="NDJSON: session, line, date, who, text, score, terms, relaxed, path.")
+              help="NDJSON: session, line, date, who, text, score, terms, relaxed, path, also.")
 @click.option("--ask", "question", metavar="QUESTION",
               help="A question in plain language instead of TERMS: function words dropped, dates used.")
 @click.option("--batch", is_flag=True,

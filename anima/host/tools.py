@@ -39,9 +39,13 @@ _IDS = {"type": "array", "items": _STR}
 # anyOf rather than a list of types: MCP Inspector warns that clients mapping schemas onto one
 # `type` (Gemini's OpenAPI subset) drop the constraint
 _OR_NULL = {"anyOf": [_STR, {"type": "null"}]}
-_HIT = {"type": "object", "required": ["session", "line", "date", "who", "text", "score", "terms", "relaxed", "path"],
+_PLACE = {"type": "object", "required": ["session", "line", "date", "path"],
+          "properties": {"session": _STR, "line": _INT, "date": _STR, "path": _STR}}
+_HIT = {"type": "object",
+        "required": ["session", "line", "date", "who", "text", "score", "terms", "relaxed", "path", "also"],
         "properties": {"session": _STR, "line": _INT, "date": _STR, "who": _STR, "text": _STR,
-                       "score": {"type": "number"}, "terms": _IDS, "relaxed": _BOOL, "path": _STR}}
+                       "score": {"type": "number"}, "terms": _IDS, "relaxed": _BOOL, "path": _STR,
+                       "also": {"type": "array", "items": _PLACE}}}
 _PAST = {"type": "object", "required": ["file", "line", "date", "time", "kind", "text", "score", "terms", "relaxed"],
          "properties": {"file": _STR, "line": _INT, "date": _OR_NULL, "time": _OR_NULL,
                         "kind": {"type": "string", "enum": list(KINDS)}, "text": _STR, "score": {"type": "number"},
@@ -62,7 +66,8 @@ TOOLS = [
     Tool("memory_recall",
          "Search your past conversations for what was really said: ask a question in plain language "
          "(query) or give exact terms. Turns holding every term come first, then the rest (relaxed). "
-         "Returns results with session, line, date, who and text.",
+         "Returns results with session, line, date, who and text; the same words said again elsewhere "
+         "are one result, the other places in also.",
          {"query": {"type": "string", "description": "A question, as you would ask it: 'When did Maria get Coco?'"},
           "terms": {"type": "array", "items": {"type": "string"},
                     "description": "Exact search terms instead of a query (each word or phrase must match)."},

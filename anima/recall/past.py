@@ -291,7 +291,8 @@ def search(home, q, since: float | None, limit: int, warn) -> list[Hit]:
         cands.append(recall.Candidate(u.file, u.file, u.line, ts or 0.0, "me", size,
                                       tuple(found[r][0] if r in found else 0 for found in rows), memory, r))
         by_row[r] = u
-    return [Hit(by_row[r.c.rowid], r.score, r.terms, r.relaxed) for r in recall.rank(cands, st, q, limit, False)]
+    ranked = recall.rank(cands, st, q, limit, False)[:limit]
+    return [Hit(by_row[r.c.rowid], r.score, r.terms, r.relaxed) for r in ranked]
 
 
 def as_json(h: Hit) -> dict:

@@ -53,3 +53,4 @@ class Result:
         self.c, self.score, self.terms, self.relaxed = c, score, terms, relaxed
         self.text = ""
         self.extra = 0.0  # what a CJK term's single characters added (backoff)
+        self.also: list[Candidate] = []  # the same words, said again elsewhere (search.fold)

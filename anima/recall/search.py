@@ -540,7 +540,8 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool, t
     backoff) are then scored with their neighbours, and so are the neighbours themselves
     (anima.recall.window); `turns` (a window.Turns) reads the sessions they are in. Without
     `turns` (texts with no conversation around them: her own past) every candidate is
-    ranked by its own score, times its nearness to the dates the query names."""
+    ranked by its own score, times its nearness to the dates the query names. Every result
+    scored, best first: the caller keeps the first `limit` it shows (see `fold`)."""
     from anima.recall import window
 
     admitted = cands if turns is None else [c for c in cands if turns.filters.admit(c.ts, c.who)]
@@ -561,8 +562,8 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool, t
         for r in pool if q.near else ():
             r.score *= window.nearness(r.c.ts, q.near)
         pool.sort(key=lambda r: (r.relaxed, TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line))
-        return pool[:limit]
-    return window.rerank(pool, cands, st, q, turns, limit, tiers)
+        return pool
+    return window.rerank(pool, cands, st, q, turns, tiers)
 
 
 def attach_text(results: list[Result]) -> None:
@@ -614,7 +615,7 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
         found, stats = _search(home, cfg, queries, filters, idx, warn, notes.append if note else None,
                                [window.depth(q, limit)[0] for q in queries], read)
         turns = window.Turns(idx, filters)
-        return [rank(c, st, q, limit, tiers, turns) if q.raw else []
+        return [shown(rank(c, st, q, limit, tiers, turns), limit) if q.raw else []
                 for c, st, q in zip(found, stats, queries, strict=True)]
 
     try:
@@ -640,7 +641,41 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
         for line in silent.report(home, cfg, read):
             warn(line)
     attach_text([r for rs in ranked for r in rs])
-    return ranked
+    return [fold(rs, limit) for rs in ranked]
+
+
+def shown(results: list[Result], limit: int) -> list[Result]:
+    """The results that may be printed: the first `limit` that differ from every one before
+    them in speaker, length or counts of the terms, and those among them that do not (they
+    may say word for word what one before them said: only their text tells, see `fold`)."""
+    seen, out = set(), []
+    for r in results:
+        key = (r.c.who, r.c.dl, r.c.tfs)
+        if key not in seen:
+            if len(seen) == limit:
+                break
+            seen.add(key)
+        out.append(r)
+    return out
+
+
+def fold(results: list[Result], limit: int) -> list[Result]:
+    """`shown`'s results, their text read, at most `limit`: a turn that says word for word what
+    one ranked before it said (the same speaker; a host that logs a turn twice, a resumed
+    session that copies the one before) is not shown again, and the one shown lists it in
+    `also`."""
+    kept: list[Result] = []
+    first: dict[tuple, Result] = {}
+    for r in results:
+        twin = first.get((r.c.who, r.text)) if r.text else None
+        if twin is not None:
+            twin.also.append(r.c)
+            continue
+        if len(kept) == limit:
+            break
+        first[r.c.who, r.text] = r
+        kept.append(r)
+    return kept
 
 
 # From how many queries a batch is shared (recall.jobs), in parts of at least half as many:
@@ -661,8 +696,8 @@ def _shared(home, cfg, queries, filters, limit, tiers, warn, note, jobs) -> list
         said = []
         ranked = run(home, cfg, queries[start:end], filters, limit, tiers, lambda m: said.append((False, m)),
                      (lambda m: said.append((True, m))) if note is not None else None)
-        for r in (r for rs in ranked for r in rs):
-            r.c.source = None  # (an open index or an in-memory table: it stays in the process)
+        for c in (c for rs in ranked for r in rs for c in (r.c, *r.also)):
+            c.source = None  # (an open index or an in-memory table: it stays in the process)
         return ranked, said
 
     ranked, said = [], {}
@@ -755,7 +790,8 @@ def date(ts: float) -> str:
 
 def as_json(r: Result) -> dict:
     return {"session": r.c.session, "line": r.c.line, "date": date(r.c.ts), "who": r.c.who, "text": r.text,
-            "score": round(r.score, 4), "terms": r.terms, "relaxed": r.relaxed, "path": r.c.path}
+            "score": round(r.score, 4), "terms": r.terms, "relaxed": r.relaxed, "path": r.c.path,
+            "also": [{"session": c.session, "line": c.line, "date": date(c.ts), "path": c.path} for c in r.also]}
 
 
 def as_line(r: Result, width: int) -> str:

@@ -280,9 +280,9 @@ def depth(q, limit: int) -> tuple[int, int]:
     return max(DEEP if q.extras else 0, pool), pool
 
 
-def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool) -> list:
+def rerank(pool: list, cands: list, st, q, turns: Turns, tiers: bool) -> list:
     """The pool's turns and their neighbours scored by their windows, strict (holding every
-    term themselves) first; ranking.Result each, at most `limit`."""
+    term themselves) first; ranking.Result each."""
     from anima.recall import ranking
 
     known = {(c.path, c.line): c for c in cands}
@@ -339,7 +339,7 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, limit: int, tiers: bool
         return r.relaxed, ranking.TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line
 
     results.sort(key=order_key)
-    return results[:limit]
+    return results
 
 
 def _lines_of(path: str) -> list[bytes] | None:
