@@ -44,7 +44,8 @@ bag (OR), ties to the newer turn (as anima). anima differs from it in what the "
 rows of --explore try one at a time (a length counting each CJK character, stemming, CJK
 characters at half weight, repeats saturated), in AND first, and in the ranking of
 anima-recall(1): a turn read with its neighbours, a turn that opens with a term, a date named,
-a question that asks when. Embeddings: the six models' released top-20 lists (MADial zh only).
+a question that asks when, the same words said again one result (MADial zh holds one memory
+three times and one twice). Embeddings: the six models' released top-20 lists (MADial zh only).
 
 Metrics, over the top 20: hit@k is the share of queries with a relevant memory (or turn)
 among the first k, MRR the mean of 1/rank of the first relevant one (0 when none); for
