@@ -115,6 +115,10 @@ def test_a_turn_said_again_word_for_word_is_shown_once(run, home, indexed):
                       {"session": "first", "line": 2, "date": "2026-11-01", "path": str(home / "sessions/first.jsonl")}]
     assert [x.split("\t")[0] for x in run("recall", "green", "tea", "--no-tiers").stdout.splitlines()] == [
         "latest", "dawn", "mine"]
+    # a batch shared among processes (the index on, 16 questions or more) folds the same
+    batch = [run("recall", "--batch", "--no-tiers", "--jobs", jobs, input="green tea\n" * 16) for jobs in ("1", "2")]
+    assert batch[0].stdout == batch[1].stdout and (batch[1].exit_code, batch[1].stderr) == (0, "")
+    assert [json.loads(x)["also"] != [] for x in batch[1].stdout.splitlines()] == [True, False, False] * 16
 
 
 def test_line_is_the_line_of_the_decompressed_file(run, corpus):
