@@ -26,8 +26,10 @@ def backdate(home, *paths):
 
 
 def generate(home, seed, sessions=12, turns=15):
-    """A random mixed zh/en corpus: plain and zstd files, some sessions delegated."""
+    """A random mixed zh/en corpus: plain and zstd files, some sessions delegated, a few turns
+    said again word for word (recall folds them: both ways alike)."""
     rng = random.Random(seed)
+    said = []
     for s in range(sessions):
         rows = []
         for t in range(turns):
@@ -39,6 +41,9 @@ def generate(home, seed, sessions=12, turns=15):
             text = " ".join(words) + ("，" + zh if zh else "") + rng.choice([".", "!", "?", "。"])
             if rng.random() < 0.2:
                 text = text.capitalize()
+            if said and rng.random() < 0.1:
+                text = rng.choice(said)
+            said.append(text)
             rows.append(("user" if t % 2 == 0 else "assistant", text, f"2026-11-{1 + s % 28:02d}T{t % 24:02d}:00:00Z"))
         write_session(home, f"s{seed}-{s}", rows, delegated=rng.random() < 0.2, zst=rng.random() < 0.5)
     backdate(home)
