@@ -555,18 +555,23 @@ def as_row(c):
     return c.session, c.path, c.line, c.ts, c.who, c.dl, c.tfs
 
 
-@pytest.mark.parametrize(("seed", "subset_terms"), [(21, 6), (22, 6), (23, 6), (24, 2), (25, 1)])
-def test_the_index_finds_every_candidate_a_scan_ranks_first(run, home, seed, subset_terms, monkeypatch, counts_from):
+@pytest.mark.parametrize(("seed", "subset_terms", "top"), [(21, 6, 8), (22, 6, 8), (23, 6, 1), (24, 2, 1), (25, 1, 8),
+                                                           (26, 4, 1)])
+def test_the_index_finds_every_candidate_a_scan_ranks_first(run, home, seed, subset_terms, top, monkeypatch,
+                                                            counts_from):
     """A property of from_index, for queries of one to five terms (many hold some terms and
     not all): every turn among the first K of a scan's candidates, in recall's order (all the
     terms first, then the rest; tier, score, newer), is among the index's, with the same
     counts; none of the index's is one the scan lacks; and the statistics are the same. A
-    one-token term counted by bm25() or in the instance list alike (counts_from)."""
+    one-token term counted by bm25() or in the instance list alike (counts_from); a set's
+    counts asked for its best rows by bm25() first, as many as the turns kept or 8 times as
+    many (search.TOP: the fewer, the more often the bound sends it to every row)."""
     from anima.infra import config
     from anima.infra.home import Home
     from anima.recall import index, search
 
     monkeypatch.setattr(search, "SUBSET_TERMS", subset_terms)  # (past it, SQLite scores every row)
+    monkeypatch.setattr(search, "TOP", top)
     rng = random.Random(seed)
     run("init", "--lang", "en")
     generate(home, seed, sessions=10, turns=30)
