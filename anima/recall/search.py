@@ -379,19 +379,9 @@ def _subset(idx, q: Query, s: tuple, tables: list, where: str, named: dict, weig
         joins = "".join(f" JOIN q{j} ON q{j}.r = q0.r" for j in range(1, len(s)))
         sql = f"WITH {', '.join(every)}" + _scored(len(s), [f"q{j}.b" for j in range(len(s))], where, joins, "q0")
         rows = None
-        if len(s) > 1:  # the TOP rows of q0 (`top`), the other walks only for them, their values one row each
-            names = [f"b{j}" for j in range(len(s))]
-            arms = [f"SELECT r, {', '.join(('b' if i == j else 'NULL') + f' AS {x}' for i, x in enumerate(names))} "
-                    f"FROM {'top' if j == 0 else f'q{j}'}" for j in range(len(s))]
-            first = (f"WITH all0 AS MATERIALIZED ({walk}0), top AS MATERIALIZED (SELECT all0.r AS r, all0.b AS b "
-                     f"FROM all0{f' JOIN turns t ON t.id = all0.r WHERE 1{where}' if where else ''} "
-                     "ORDER BY all0.b LIMIT :top), "
-                     + "".join(f"q{j} AS MATERIALIZED ({walk}{j} AND +rowid IN (SELECT r FROM top)), "
-                               for j in range(1, len(s)))
-                     + f"q0 AS (SELECT r, {', '.join(f'max({x}) AS {x}' for x in names)} FROM ("
-                     + " UNION ALL ".join(arms) + ") GROUP BY r)")
-            rows = idx.con.execute(first + _scored(len(s), [f"q0.{x}" for x in names], where, "", "top"),
-                                   params).fetchall()
+        if len(s) > 1:
+            first = _top(walk, where, len(s)) + _scored(len(s), [f"q0.b{j}" for j in range(len(s))], where, "", "top")
+            rows = idx.con.execute(first, params).fetchall()
             if rows and rows[0][-2] == params["top"] and not (
                     len(rows) == k and rows[-1][-3] > _beyond(counts, params, avgdl, -rows[0][-1])):
                 rows = None  # (the top rows were not all of them, and a row below them may be among the first k)
@@ -403,6 +393,22 @@ def _subset(idx, q: Query, s: tuple, tables: list, where: str, named: dict, weig
                 tf[i] = int(value)
             got.append(Candidate(session, file_path, line, ts, index.WHO[who], dl, tuple(tf), idx, rowid, asked))
     return got
+
+
+def _top(walk: str, where: str, n: int) -> str:
+    """`_subset`'s CTEs for its first pass: the set's walk (all0), its :top best rows by its
+    own bm25() among those `where` admits (top), each other walk only for them (q1 ...), and
+    their values one row each (q0: r, and b0 ... the bm25() of each walk; a join of the small
+    CTEs got no automatic index, and went quadratic)."""
+    names = [f"b{j}" for j in range(n)]
+    arms = [f"SELECT r, {', '.join(('b' if i == j else 'NULL') + f' AS {x}' for i, x in enumerate(names))} "
+            f"FROM {'top' if j == 0 else f'q{j}'}" for j in range(n)]
+    admitted = f" JOIN turns t ON t.id = all0.r WHERE 1{where}" if where else ""
+    return (f"WITH all0 AS MATERIALIZED ({walk}0), top AS MATERIALIZED (SELECT all0.r AS r, all0.b AS b FROM all0"
+            f"{admitted} ORDER BY all0.b LIMIT :top), "
+            + "".join(f"q{j} AS MATERIALIZED ({walk}{j} AND +rowid IN (SELECT r FROM top)), " for j in range(1, n))
+            + f"q0 AS (SELECT r, {', '.join(f'max({x}) AS {x}' for x in names)} "
+            f"FROM ({' UNION ALL '.join(arms)}) GROUP BY r)")
 
 
 def _scored(n: int, bs: list[str], where: str, joins: str, first: str) -> str:
