@@ -41,6 +41,7 @@ def homes(request, tmp_path_factory):
     subprocess.run([ANIMA_BIN, "init", "--lang", "en"], env=env, check=True, capture_output=True)
     write(home, "s1", TURNS, 1)
     write(home, "s2", [("user", "Coffee, never tea."), ("assistant", "Noted: coffee.")], 2)
+    write(home, "s0", TURNS[:1], 1)  # (said again: s0's turn and s1's first are one result)
     past = file_time(-3 * 86400)
     for name in os.listdir(home / "sessions"):
         os.utime(home / "sessions" / name, (past, past))
@@ -113,6 +114,13 @@ def test_terms_and_questions_are_served_fast_and_the_same(tmp_path, anima_bin, h
     (code, out, err), path = both(tmp_path, anima_bin, homes, words)
     assert path == "fast"
     assert code == (1 if words == ["nothingmatcheszz"] else 0) and (out == "") == (code == 1)
+
+
+def test_the_fast_path_folds_words_said_again(tmp_path, anima_bin, homes):
+    (_, out, _), path = both(tmp_path, anima_bin, homes, ["green", "tea", "--json", "--no-tiers"])
+    found = [json.loads(x) for x in out.splitlines()]
+    said = [[x["session"], *(a["session"] for a in x["also"])] for x in found if x["text"] == TURNS[0][1]]
+    assert path == "fast" and said in ([["s0", "s1"]], [["s1", "s0"]])  # one shown, the other in its `also`
 
 
 def test_what_the_fast_path_says_on_stderr(tmp_path, anima_bin, homes):
