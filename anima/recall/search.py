@@ -635,8 +635,9 @@ def attach_text(results: list[Result]) -> None:
 
 def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bool, warn,
         note=None, jobs: int = 1) -> list[list[Result]]:
-    """Every query answered, results with their text: from the index for what it covers when
-    it is on, by one pass over the transcripts for everything else.
+    """Every query answered, at most `limit` results with their text, a turn said again word
+    for word folded into the first (`fold`): from the index for what it covers when it is on,
+    by one pass over the transcripts for everything else.
     `note` takes what the user should know about how (the index's coverage). With `jobs` > 1
     and the index on, a batch is shared among that many processes (anima.recall.shared)."""
     import os
