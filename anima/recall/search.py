@@ -371,13 +371,9 @@ def _subset(idx, q: Query, s: tuple, tables: list, where: str, named: dict, weig
         params = {**named, "k": k, "k1": K1, "k2": K1 + 1, "b": B, "avgdl": avgdl, "m0": base, "top": TOP * k}
         for j, count in enumerate(counts):
             params[f"idf{j}"], params[f"fa{j}"], params[f"w{j}"] = count.idf, count.avgdl, weights[s[j]]
+            if j:
+                params[f"m{j}"] = f"({base}) AND {inside[j - 1]}"
         walk = f"SELECT rowid AS r, bm25({table}) AS b FROM {table} WHERE {table} MATCH :m"
-        every = [f"q0 AS MATERIALIZED ({walk}0)"]
-        for j in range(1, len(s)):
-            params[f"m{j}"] = f"({base}) AND {inside[j - 1]}"
-            every.append(f"q{j} AS MATERIALIZED ({walk}{j})")
-        joins = "".join(f" JOIN q{j} ON q{j}.r = q0.r" for j in range(1, len(s)))
-        sql = f"WITH {', '.join(every)}" + _scored(len(s), [f"q{j}.b" for j in range(len(s))], where, joins, "q0")
         rows = None
         if len(s) > 1:
             first = _top(walk, where, len(s)) + _scored(len(s), [f"q0.b{j}" for j in range(len(s))], where, "", "top")
@@ -386,7 +382,10 @@ def _subset(idx, q: Query, s: tuple, tables: list, where: str, named: dict, weig
                     len(rows) == k and rows[-1][-3] > _beyond(counts, params, avgdl, -rows[0][-1])):
                 rows = None  # (the top rows were not all of them, and a row below them may be among the first k)
         if rows is None:
-            rows = idx.con.execute(sql, params).fetchall()
+            every = ", ".join(f"q{j} AS MATERIALIZED ({walk}{j})" for j in range(len(s)))
+            joins = "".join(f" JOIN q{j} ON q{j}.r = q0.r" for j in range(1, len(s)))
+            rows = idx.con.execute(f"WITH {every}" + _scored(len(s), [f"q{j}.b" for j in range(len(s))], where, joins),
+                                   params).fetchall()
         for rowid, dl, line, ts, who, session, file_path, asked, *rest in rows:
             tf = [0] * len(q.matches)
             for i, value in zip(s, rest[:-3], strict=True):
@@ -411,16 +410,17 @@ def _top(walk: str, where: str, n: int) -> str:
             f"FROM ({' UNION ALL '.join(arms)}) GROUP BY r)")
 
 
-def _scored(n: int, bs: list[str], where: str, joins: str, first: str) -> str:
+def _scored(n: int, bs: list[str], where: str, joins: str, first: str | None = None) -> str:
     """`_subset`'s SELECT over q0 (and `joins`): each row's counts from the bm25() of the set's
     query (`bs`[0]) and of the same with the j-th term repeated (`bs`[j]), its score, the first
     :k by (score, newer, session, line); and, for the bound, how many rows CTE `first` (whose
-    `b` is bs[0]'s) holds and its worst bm25()."""
+    `b` is bs[0]'s) holds and its worst bm25() (NULL, NULL without one)."""
     parts = [f"({bs[0]} - {bs[j + 1]})" for j in range(n - 1)]
     parts.append(f"(-{bs[0]} - {' - '.join(parts)})" if parts else f"(-{bs[0]})")
     tfs = [f"{_count_sql(f'({piece} / :idf{j})', 't.dl', f':fa{j}')} AS tf{j}" for j, piece in enumerate(parts)]
     terms = [f":w{j} * {_part_sql(f'tf{j}')}" for j in range(n)]
-    return (f" SELECT *, {' + '.join(terms)} AS score, (SELECT count(*) FROM {first}), (SELECT max(b) FROM {first}) "
+    bound = f"(SELECT count(*) FROM {first}), (SELECT max(b) FROM {first})" if first else "NULL, NULL"
+    return (f" SELECT *, {' + '.join(terms)} AS score, {bound} "
             f"FROM (SELECT q0.r AS rowid, t.dl AS dl, t.line AS line, t.ts AS ts, t.who AS who, "
             f"fl.session AS session, fl.path AS path, t.asks AS asks, {', '.join(tfs)} FROM q0{joins} "
             f"JOIN turns t ON t.id = q0.r JOIN files fl ON fl.id = t.file WHERE 1{where}) "
