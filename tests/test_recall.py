@@ -280,6 +280,65 @@ def test_the_same_answers_from_a_full_read_the_summary_and_the_cache(run, corpus
     assert answers[0] == answers[1] == answers[2] and answers[0].count("\n") > 8
 
 
+SUMMARY_DAMAGE = [{"turns": "2"}, {"turns": -3}, {"turns": 0}, {"tokens": -5000}, {"tokens": 10 ** 400},
+                  {"tokens": 1.5}, {"tokens": 0}, {"turns": True}, {"warnings": 5}, {"warnings": [5]},
+                  {"id": 5}, {"id": None}, {"delegated": "yes"}, {"format": None}, {"format": "alien"},
+                  {"escaped": "x"}]
+ENTRY_DAMAGE = [{"turns": 5}, {"turns": [[2]]}, {"turns": [[2, "x", "user", "ferret"]]},
+                {"turns": [[2, 1.0, "alien", "ferret"]]}, {"turns": [[-7, 1.0, "user", "ferret"]]},
+                {"warnings": [5]}, {"id": 5}, {"delegated": "yes"}, {"format": None}]
+
+
+@pytest.mark.parametrize("part, damage", [("summary", d) for d in SUMMARY_DAMAGE] + [("entry", d) for d in ENTRY_DAMAGE],
+                         ids=repr)
+def test_a_damaged_cache_is_read_again_from_the_files(run, home, part, damage):
+    """cache/sessions/ is anima's to rebuild: a summary or an entry (read when there is no
+    summary) that a person or a crash left with a field this version never writes, or totals
+    fewer than what the file holds, changes no answer, and is written again."""
+    write_session(home, "s1", [("user", "the ferret ate cake", DAY1), ("assistant", "a dog ate", DAY1)])
+    write_session(home, "s2", [("user", "a cat slept", DAY1)])
+    backdate(*(home / "sessions").iterdir())
+    queries = ("ferret", "dog", "cat ate")
+    want = [run("recall", "--json", q).stdout for q in queries]
+    cache = home / "cache" / "sessions"
+    s1 = str(home / "sessions" / "s1.jsonl")
+    [entry] = [p for p in cache.iterdir() if p.name != "summary.json" and json.loads(p.read_text())["path"] == s1]
+    damaged = entry if part == "entry" else cache / "summary.json"
+
+    def fields():
+        doc = json.loads(damaged.read_text())
+        return doc, doc if part == "entry" else doc["files"][s1]
+
+    doc, fields_of_s1 = fields()
+    fields_of_s1.update(damage)
+    damaged.write_text(json.dumps(doc))
+    if part == "entry":
+        (cache / "summary.json").unlink()
+    assert [run("recall", "--json", q).stdout for q in queries] == want
+    assert all(fields()[1][k] != v for k, v in damage.items())
+
+
+def test_a_header_or_a_line_before_the_format_is_no_turn_on_any_pass(run, home):
+    """A line that holds a term but no turn (an anima header that also says role and content,
+    an object line before the one that decides the format) is no result on a whole read, on
+    a later pass from the summary and the raw bytes, nor from the index."""
+    import os
+
+    long = "coffee " + " ".join(f"word{i}" for i in range(60))  # (totals a wrong turn would not exceed)
+    header = {"type": "session", "id": "a", "role": "user", "content": "tea in a header", "ts": DAY1}
+    early = {"foo": 1, "content": "tea before the format is known"}
+    paths = [write_session(home, "a", [header, ("user", long, DAY1), ("user", "tea later", DAY1)], header=False),
+             write_session(home, "b", [early, {"type": "session", "id": "b"}, ("user", long, DAY1)], header=False)]
+    for p in paths:
+        os.utime(p, (1e9, 1e9))
+    answers = [run("recall", "--json", "--limit", "20", "tea") for _ in range(3)]
+    assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    answers.append(run("recall", "--json", "--limit", "20", "tea"))
+    for r in answers:
+        assert (r.exit_code, r.stderr) == (0, "")
+        assert [(x["session"], x["line"]) for x in map(json.loads, r.stdout.splitlines())] == [("a", 3)]
+
+
 def test_a_chinese_term_ranks_turns_sharing_more_of_its_characters_higher(run, home):
     """In a query of several terms; in a query of one, every turn found holds all its
     characters, and they add nothing."""

@@ -55,7 +55,7 @@ class Cache:
         entry_path = self.entry_path(path)
         try:
             entry = jsontext.loads(fs.read_cache(entry_path) or b"null")
-            if entry["v"] == CACHE_FORMAT and entry["path"] == path and entry["sig"] == sig:
+            if entry["v"] == CACHE_FORMAT and entry["path"] == path and entry["sig"] == sig and _sane(entry):
                 self.used.add(entry_path)
                 return entry
         except (OSError, ValueError, KeyError, TypeError, AnimaError):  # (AnimaError: a link in the way)
@@ -134,9 +134,14 @@ class Summary:
 
     def get(self, path: str, sig) -> dict | None:
         entry = self.files.get(path)
-        if isinstance(entry, dict) and sig is not None and entry.get("sig") == sig and not entry.get("escaped"):
+        if isinstance(entry, dict) and sig is not None and entry.get("sig") == sig and _sane(entry) \
+                and not entry["escaped"]:
             return entry
         return None
+
+    def drop(self, path: str) -> None:
+        if self.files.pop(path, None) is not None:
+            self.changed = True
 
     def put(self, path: str, entry: dict) -> None:
         self.files[path] = {"sig": entry["sig"], "id": entry["id"], "format": entry["format"],
@@ -153,6 +158,38 @@ class Summary:
         files = {p: e for p, e in self.files.items() if p in paths or not prune}
         fs.write_cache(self.path, json.dumps({"v": CACHE_FORMAT, "files": files}, ensure_ascii=False,
                                              separators=(",", ":")))
+
+
+# A cache is anima's own, but a file on disk all the same: a person, a crash or another
+# version may have left anything in it. An entry is used only when every field is what this
+# version writes (a total an int from 0 to 2^53, a turn [line, ts, who, text]); any other is
+# read again from its file, as a missing one is.
+_WHO = ("user", "me", "delegated")
+_MOST = 1 << 53
+
+
+def _count(value) -> bool:
+    return type(value) is int and 0 <= value < _MOST
+
+
+def _turn(t) -> bool:
+    return (type(t) is list and len(t) == 4 and _count(t[0]) and t[0] >= 1
+            and type(t[1]) in (int, float) and abs(t[1]) < _MOST and t[2] in _WHO and type(t[3]) is str)
+
+
+def _sane(entry: dict) -> bool:
+    """Whether a cache entry (with "turns": a list of turns) or a summary's (with totals:
+    "turns" and "tokens" counts) holds what this version writes."""
+    from anima.recall import formats
+
+    if not (type(entry.get("id")) is str and entry["id"] and type(entry.get("delegated")) is bool
+            and type(entry.get("escaped", False)) is bool and entry.get("format") in (*formats.BY_NAME, formats.UNKNOWN)
+            and type(entry.get("warnings")) is list and all(type(w) is str for w in entry["warnings"])):
+        return False
+    turns = entry.get("turns")
+    if type(turns) is list:
+        return "tokens" not in entry and all(_turn(t) for t in turns)
+    return _count(turns) and _count(entry.get("tokens"))
 
 
 def token_total(texts) -> int:

@@ -12,7 +12,7 @@ next pass. A second file with an id already read is skipped with a warning, as s
 
 import os
 
-from anima.infra import clock, fs, jsontext
+from anima.infra import clock, fs
 from anima.recall import formats, sessions, sources, zstd
 from anima.recall.cache import SUMMARY, Cache, Summary, token_total
 
@@ -66,7 +66,9 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None, read: dict | 
                 warn(message)
         elif known is not None:  # (cheaper than even a cache entry: most files hold no needle at all)
             scanned = _scan_raw(path, sig, known, phrases)
-            if scanned is not None:
+            if scanned is None:
+                summary.drop(path)  # (read whole below, and summarised again)
+            else:
                 for message in known["warnings"]:
                     warn(message)
         if scanned is None:
@@ -90,7 +92,8 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None, read: dict | 
 
 def _scan_raw(path: str, sig: list, known: dict, phrases) -> Scanned | None:
     """The session from its raw bytes, parsing only the lines that hold a needle; None if the
-    file now fails to read (the whole read then says why)."""
+    file now fails to read (the whole read then says why), or holds more turns or tokens than
+    its summary says it has."""
     try:
         raw = b"".join(zstd.chunks(path))
     except (OSError, zstd.Damaged):
@@ -98,19 +101,22 @@ def _scan_raw(path: str, sig: list, known: dict, phrases) -> Scanned | None:
     low = raw.lower()
     turns = []
     if _passes(low, phrases):
-        sid, fmt, delegated, mtime = known["id"], known["format"], known["delegated"], sig[0] / 1e9
+        sid, mtime = known["id"], sig[0] / 1e9
+        # the lines that decide the format, read in order as a whole read reads them: a line
+        # before the deciding one, or a header, holds no turn whatever it says
+        detector, first, at = formats.Detector(), {}, 0
+        while detector.format is None and at < len(raw):
+            end = raw.find(b"\n", at)
+            end = len(raw) if end == -1 else end
+            first[len(first) + 1] = sessions.line_turn(raw[at:end], len(first) + 1, detector)
+            at = end + 1
         for number, start, end in _lines_holding(low, phrases):
-            line = raw[start:end]
-            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
-                line = line[3:]
-            try:
-                obj = jsontext.loads(line.decode("utf-8"))
-            except ValueError:  # UnicodeDecodeError too; warned about when the file was read whole
-                continue
-            turn = formats.turn(obj, fmt, delegated) if isinstance(obj, dict) else None
+            turn = first[number] if number in first else sessions.line_turn(raw[start:end], number, detector)
             if turn is not None:
                 who, text, ts = turn
                 turns.append(sessions.Turn(sid, number, mtime if ts is None else ts, who, text, path))
+    if len(turns) > known["turns"] or turns and token_total(t.text for t in turns) > known["tokens"]:
+        return None  # (a summary that lies, damaged by hand: read whole, and summarised again)
     return Scanned(known["id"], path, known["turns"], known["tokens"], turns, known["format"])
 
 

@@ -41,7 +41,9 @@ class Stats:
 
     @property
     def avgdl(self) -> float:
-        return self.tokens / self.turns if self.turns else 1.0
+        # (no tokens at all: no turn can hold a term; or a cache's totals that lie, which must
+        # not divide by zero)
+        return self.tokens / self.turns if self.turns and self.tokens > 0 else 1.0
 
 
 def part(tf: int, dl: int, avgdl: float) -> float:
