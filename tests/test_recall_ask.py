@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from conftest import snapshot
 from sessions import write_session
 
 DAY = "2026-11-01T10:00:00Z"
@@ -197,6 +198,24 @@ def test_batch_lines_are_questions_like_ask(run, chat, anima_bin, tmp_path):
     p = subprocess.run(f"printf 'When did Maria get Coco?\\n' | {anima_bin} recall --batch | head -1",
                        shell=True, env=env, capture_output=True, text=True)
     assert json.loads(p.stdout)["line"] == 4 and p.returncode == 0
+
+
+def test_a_batch_line_ends_at_a_newline_alone_and_stdin_is_utf8(chat, anima_bin):
+    """A question may hold U+2028 or a form feed (splitlines would cut there and number every
+    later line wrong); CRLF ends a line as LF does; bytes that are not UTF-8 are refused."""
+    env = {"ANIMA_HOME": str(chat), "PATH": "/usr/bin:/bin", "ANIMA_NOW": "2026-11-30T21:05:00Z"}
+
+    def batch(data: bytes):
+        p = subprocess.run([anima_bin, "recall", "--batch", "--no-tiers"], input=data, env=env, capture_output=True)
+        return p.returncode, p.stderr.decode(), sorted({(x["query"], x["session"], x["line"])
+                                                        for x in map(json.loads, p.stdout.decode().splitlines())})
+
+    code, err, got = batch("soup\u2028rain\fwindow\r\n\nWhen did Maria get Coco?".encode())
+    assert (code, err) == (0, "") and {q for q, _, _ in got} == {0, 2}
+    assert ("s1", 4) == next((s, line) for q, s, line in got if q == 2 and (s, line) == ("s1", 4))
+    before = snapshot(chat)
+    assert batch(b"soup\ncaf\xe9\n") == (65, "anima: stdin: not valid UTF-8 (byte 8)\n", [])
+    assert snapshot(chat) == before
 
 
 def test_terms_ask_and_batch_are_one_of_them(run, chat):

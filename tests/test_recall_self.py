@@ -138,6 +138,7 @@ def test_nothing_matched_is_exit_1_and_silent(anima_bin, lived):
     (["--facts", "Coco"], "--self searches my own past for TERMS; it does not take --facts"),
     (["--who", "me", "Coco"], "--self searches my own past for TERMS; it does not take --who"),
     (["--batch"], "--self searches my own past for TERMS; it does not take --batch"),
+    (["--ask", "tea", "dog"], "give TERMS, --ask QUESTION or --batch, one of them"),
     ([], "give at least one search term (letters, digits or CJK characters)"),
     (["--since", "soon", "Coco"], "--since: not a date (YYYY-MM-DD) or an RFC 3339 time: 'soon'"),
 ])
@@ -170,6 +171,42 @@ def test_a_linked_file_or_directory_is_skipped_with_a_warning(anima_bin, lived, 
     assert proc.stderr == (f"anima: warning: {lived}/self/diary: is a symbolic link; anima reads and writes only "
                            "plain files here; skipped\n")
     assert [k for _, _, _, k, _ in rows(proc.stdout)] == ["autobiography", "memories", "archive"]
+
+
+def test_a_memory_file_that_is_no_topic_is_skipped_with_a_warning(anima_bin, lived, tmp_path):
+    """As a linked diary is: a link, a FIFO, a name memory.write would refuse."""
+    memories = os.path.join(lived, "self/memories")
+    (tmp_path / "far.md").write_text("- Coco far away\n", encoding="utf-8")
+    os.symlink(tmp_path / "far.md", os.path.join(memories, "about_far.md"))
+    os.mkfifo(os.path.join(memories, "fifo.md"))
+    with open(os.path.join(memories, "关于小明.md"), "w", encoding="utf-8") as f:
+        f.write("- Coco and 小明\n")
+    proc = anima(anima_bin, "recall", "--self", "Coco")
+    assert proc.stderr.splitlines() == [
+        f"anima: warning: {memories}/关于小明.md: not a memory topic's name (letters, digits, '_', '-', '.'); skipped",
+        f"anima: warning: {memories}/about_far.md: is a symbolic link; anima reads and writes only plain files "
+        "here; skipped",
+        f"anima: warning: {memories}/fifo.md: is not a regular file; anima reads and writes only plain files here; "
+        "skipped"]
+    assert len(rows(proc.stdout)) == 4
+
+
+def test_a_damaged_cache_of_totals_is_counted_again(anima_bin, lived):
+    """cache/past.json is anima's to rebuild: totals no file could have (below zero, past what
+    its text holds, not counts) are counted again, and the answer is the one without a cache."""
+    cache = os.path.join(lived, "cache", "past.json")
+    want = anima(anima_bin, "recall", "--self", "--json", "lighthouse").stdout
+    for damage in ({"units": -50}, {"tokens": 10 ** 400}, {"units": 10 ** 9}, {"units": "2"}, {"tokens": True},
+                   {"tokens": -1}):
+        with open(cache, encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["files"]["self/diary/2026-11-30.md"].update(damage)
+        with open(cache, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        assert anima(anima_bin, "recall", "--self", "--json", "lighthouse").stdout == want, damage
+        with open(cache, encoding="utf-8") as f:
+            again = json.load(f)["files"]["self/diary/2026-11-30.md"]
+        assert all(again[k] != v for k, v in damage.items())
 
 
 def test_chinese_by_characters_as_the_transcripts_are(anima_bin, home):
@@ -293,6 +330,13 @@ def test_paragraphs_lines_and_dates():
     entry = '---\nid: "2026-11-30"\ndate: "2026-11-30"\n---\nOn that day.\n\nLater.\n'
     assert [(u.line, u.date, u.text) for u in paragraphs(entry, "autobiography", "e.md", "2026-11-30")] == [
         (5, "2026-11-30", "On that day."), (7, "2026-11-30", "Later.")]
+    # a byte order mark (as some editors write one) is no text; a fenced code block's lines are text
+    assert [(u.line, u.text) for u in paragraphs("\ufeff" + entry, "autobiography", "e.md", "2026-11-30")] == [
+        (5, "On that day."), (7, "Later.")]
+    fenced = "\ufeff## 09:00\n\nsetup:\n```sh\n# install it\n## 23:59\n- no item\n````\nafter\n\n~~~\n## 10:00\n~~~\nx\n"
+    assert [(u.line, u.time, u.text) for u in paragraphs(fenced, "diary", "d.md", "2026-11-30")] == [
+        (3, "09:00", "setup:\n```sh\n# install it\n## 23:59\n- no item\n````\nafter"),
+        (11, "09:00", "~~~\n## 10:00\n~~~\nx")]
 
 
 def reference(home, terms):

@@ -43,15 +43,22 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, jobs
     cfg = config.load(home.config)
     if question is not None or batch:  # (only a question is read: TERMS need not pay for importing it)
         from anima.recall import ask
+    if sum(map(bool, (terms, question is not None, batch))) > 1:
+        raise UsageError("give TERMS, --ask QUESTION or --batch, one of them")
     if in_self:
         return _search_self(home, cfg, ask.query(question) if question is not None else recall.Query(list(terms)),
                             limit, since, who, as_json, batch, in_facts)
     if batch and in_facts:
         raise UsageError("--facts searches for TERMS; it does not take --batch")
-    if sum(map(bool, (terms, question is not None, batch))) > 1:
-        raise UsageError("give TERMS, --ask QUESTION or --batch, one of them")
     if batch:
-        queries = [ask.query(line) for line in sys.stdin.read().splitlines()]
+        from anima.infra import fs
+
+        # a line ends at "\n" alone (a question may hold U+2028 or a form feed, which
+        # splitlines would cut at); a CRLF's "\r" is no part of it
+        lines = fs.decode(sys.stdin.buffer.read(), "stdin").split("\n")
+        if lines[-1] == "":
+            lines.pop()  # (the end of the last line, not a line)
+        queries = [ask.query(line.removesuffix("\r")) for line in lines]
     else:
         queries = [ask.query(question) if question is not None else recall.Query(list(terms))]
         if not queries[0].raw:

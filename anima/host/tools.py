@@ -78,8 +78,8 @@ TOOLS = [
          {"results": {"type": "array", "items": _HIT}, "relaxed": _BOOL}, ["results", "relaxed"], **READ),
     Tool("self_recall",
          "Search your own past: your autobiography, your stream and its archive, your memories and your "
-         "diary. Ask in plain words; paragraphs holding every word come first; if none does, those with "
-         "any (relaxed). Returns results with file, line, date, time, kind and text.",
+         "diary. Ask in plain words; paragraphs holding every word come first, then those with some of "
+         "them (relaxed). Returns results with file, line, date, time, kind and text.",
          {"query": {"type": "string", "description": "What to look for, in plain words."},
           "limit": {"type": "integer", "description": "At most this many results (default 10)."},
           "since": {"type": "string", "description": "Only paragraphs dated on or after this date (YYYY-MM-DD)."}},

@@ -9,7 +9,8 @@ What is searched, in this order (paths relative to the home), each file a KIND:
     diary          self/diary/DATE.md
 
 A result is a paragraph: a run of non-blank lines, each list item ("- ", "* ", "+ ", "1. ")
-one of its own, headings not; its LINE is its first line's (1-based), so that `sed -n LINEp`
+one of its own, headings not (the lines of a fenced code block, ``` or ~~~, are text as
+they stand); its LINE is its first line's (1-based), so that `sed -n LINEp`
 prints where it begins. Its date is the nearest one above it: an entry heading ("## DATE
 HH:MM" in the stream, "## HH:MM" in the diary), the date of a memory line ("- DATE HH:MM ...",
 "- DATE: ..."), else the day the file is named after; a memory without one has none. A
@@ -18,8 +19,8 @@ about_alice.md holds is about Alice: "Alice dog" finds "- ... her dog Coco"); wh
 is the paragraph alone.
 
 The engine is the transcripts' (anima.recall.search and anima.recall.fts): FTS5's porter
-unicode61 tokens, each term a phrase, every term first and only if no paragraph has them all
-any of them (relaxed), BM25 over every paragraph of these files (including those --since
+unicode61 tokens, each term a phrase, the paragraphs holding every term first and then those
+with some of them (relaxed), BM25 over every paragraph of these files (including those --since
 leaves out), then the newer one first, then by file and line. Paths are composed here rather
 than taken from anima.stream.now: anima.stream imports recall, and recall may not import it
 back.
@@ -32,6 +33,7 @@ import time
 KINDS = ("autobiography", "archive", "now", "memories", "diary")
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _DATED = re.compile(r"(?:(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2}))?|(\d{2}):(\d{2}))")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _ITEM = re.compile(r" {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 _ITEM_DATE = re.compile(r" {0,3}[-*+][ \t]+(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2}))?(?![\d-])")
 _DAY_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\.\d+)?\.md")
@@ -97,7 +99,7 @@ def topic_words(topic: str) -> str:
 def paragraphs(text: str, kind: str, file: str, day: str | None, topic: str = "") -> list[Unit]:
     """The paragraphs of one file's `text` (see the module's docstring); `day` is the date the
     file is named after, `topic` a memory file's name (its context until a heading gives one)."""
-    lines = text.split("\n")
+    lines = text.removeprefix("\ufeff").split("\n")  # (a byte order mark, as some editors write one)
     start = 0
     if kind == "autobiography" and lines and lines[0].rstrip() == "---":
         end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
@@ -113,10 +115,21 @@ def paragraphs(text: str, kind: str, file: str, day: str | None, topic: str = ""
             out.append(Unit(file, first, when[0], when[1], kind, "\n".join(block), context))
             block.clear()
 
+    fence = ""  # the fence of the code block a line is in ("```", "~~~~"), its lines text as they are
     for i in range(start, len(lines)):
         line = lines[i].rstrip("\r")
         if not line.strip():
             close()
+            continue
+        mark = _FENCE.match(line)
+        if fence or mark:
+            if not fence:
+                fence = mark[1]
+            elif mark and mark[1][0] == fence[0] and len(mark[1]) >= len(fence) and not line[mark.end():].strip():
+                fence = ""
+            if not block:
+                first, when = i + 1, (date, at)
+            block.append(line)
             continue
         heading = _HEADING.fullmatch(line)
         if heading:
@@ -159,6 +172,19 @@ def files(home, warn=lambda message: None) -> list[tuple[str, str, str | None, s
             warn(f"{directory}: not a directory anima can read; skipped")
         return []
 
+    def remembered() -> list[str]:
+        """The memory topics, and a warning for each *.md that is no topic's (a name
+        memory.write would refuse): a link or a FIFO is a topic, for reading to refuse aloud."""
+        try:
+            names = sorted(n[:-3] for n in fs.listdir(memories.directory(home)) if n.endswith(".md"))
+        except FileNotFoundError:
+            return []
+        for name in names:
+            if not memories.TOPIC.fullmatch(name):
+                warn(f"{os.path.join(memories.directory(home), name)}.md: not a memory topic's name "
+                     "(letters, digits, '_', '-', '.'); skipped")
+        return [n for n in names if memories.TOPIC.fullmatch(n)]
+
     def archived() -> list[str]:
         try:
             return sorted(n for n in fs.listdir(archive) if diary.DATE.fullmatch(n[:-3]) and n.endswith(".md"))
@@ -173,7 +199,7 @@ def files(home, warn=lambda message: None) -> list[tuple[str, str, str | None, s
     for name in each(archive, archived):
         found.append(("archive", os.path.join(archive, name), name[:-3], ""))
     found.append(("now", home.path("self", "stream", "now.md"), None, ""))
-    for topic, _ in each(memories.directory(home), lambda: memories.topics(home)):
+    for topic in each(memories.directory(home), remembered):
         found.append(("memories", os.path.join(memories.directory(home), topic + ".md"), None, topic))
     for day in each(diary.directory(home), lambda: diary.dates(home)):
         found.append(("diary", os.path.join(diary.directory(home), day + ".md"), day, ""))
@@ -218,6 +244,19 @@ def _cached(home) -> dict:
     return {}
 
 
+def _fits(entry, sig, text: str) -> bool:
+    """Whether a cache/past.json entry can stand for the file whose signature is `sig` and
+    text `text`: the same signature, and totals that file could have. A cache is anima's to
+    rebuild, whatever a person or a crash left in it: a count below zero or past what the
+    text can hold (a paragraph is a line at least; its tokens are its own and its heading's,
+    each a character at least) is counted again instead."""
+    if not isinstance(entry, dict) or entry.get("sig") != sig:
+        return False
+    units, tokens = entry.get("units"), entry.get("tokens")
+    return (type(units) is int and type(tokens) is int and 0 <= units <= len(text)
+            and 0 <= tokens <= len(text) * (units + 1))
+
+
 def _holds(text: str, needles: list) -> bool:
     """Whether `text` may hold a term: all of one term's needles in its lower-cased bytes."""
     low = text.lower().encode("utf-8")
@@ -256,8 +295,7 @@ def search(home, q, since: float | None, limit: int, warn) -> list[Hit]:
         rel = os.path.relpath(path, home.root)
         may = _holds(text, needles) or kind == "memories" and (phrases or _holds(topic_words(topic), needles))
         entry = known.get(rel)
-        if not may and isinstance(entry, dict) and entry.get("sig") == sig \
-                and isinstance(entry.get("units"), int) and isinstance(entry.get("tokens"), int):
+        if not may and _fits(entry, sig, text):
             st.turns += entry["units"]
             st.tokens += entry["tokens"]
             totals[rel] = entry
