@@ -38,7 +38,8 @@ tools: ## Install the system tools the tests use (groff, shellcheck, faketime, p
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
-	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	  { $$sudo apt-get update -qq || $$sudo apt-get -o APT::Sandbox::User=root update -qq; } && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    --no-install-recommends $$missing >/dev/null; fi
 
 demo: $(STAMP) $(SCRIPTS) ## Run the whole loop on a throwaway home with the offline backend.
