@@ -354,6 +354,22 @@ def test_a_chinese_term_ranks_turns_sharing_more_of_its_characters_higher(run, h
     assert rows[0]["score"] == rows[1]["score"]
 
 
+def test_what_fts5_folds_to_ascii_is_found_on_every_pass(run, home):
+    """The Kelvin sign and the long s are k and s to FTS5, not to lower(): a whole read, a
+    pass over the raw bytes (the file summarised) and the index find them alike."""
+    import os
+
+    for sid, text in (("s1", "my \u212aitten sleeps"), ("s2", "please \u017ftop it"), ("s3", "a kitten, stopping")):
+        os.utime(write_session(home, sid, [("user", text, DAY1), ("assistant", "fine", DAY1)]), (1e9, 1e9))
+    queries = (["kitten"], ["stop"], ["kitten", "stop"])
+    answers = [[run("recall", "--json", *q).stdout for q in queries] for _ in range(2)]
+    assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    answers.append([run("recall", "--json", *q).stdout for q in queries])
+    assert answers[0] == answers[1] == answers[2]
+    found = [sorted(json.loads(x)["session"] for x in a.splitlines()) for a in answers[0]]
+    assert found == [["s1", "s3"], ["s2", "s3"], ["s1", "s2", "s3"]]
+
+
 def test_a_turns_length_is_the_one_fts5_counts():
     """Random text over every plane, with more of what FTS5's Unicode 6.1 table and Python's
     disagree on (accents that go on a word and begin none, emoji old and new, private use,

@@ -258,9 +258,10 @@ def _fits(entry, sig, text: str) -> bool:
 
 
 def _holds(text: str, needles: list) -> bool:
-    """Whether `text` may hold a term: all of one term's needles in its lower-cased bytes."""
-    low = text.lower().encode("utf-8")
-    return any(found is None or all(n in low for n in found) for found in needles)
+    """Whether `text` may hold a term (anima.recall.search.may_hold)."""
+    from anima.recall.search import may_hold
+
+    return may_hold(text.lower().encode("utf-8"), needles)
 
 
 def search(home, q, since: float | None, limit: int, warn) -> list[Hit]:

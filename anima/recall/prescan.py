@@ -28,8 +28,10 @@ class Scanned:
 
 
 def _passes(data: bytes, phrases) -> bool:
-    """Whether `data` (lower-cased bytes) may hold one of the phrases: all of one's needles."""
-    return any(needles is None or all(n in data for n in needles) for needles in phrases)
+    """Whether `data` (lower-cased bytes) may hold one of the phrases (search.may_hold)."""
+    from anima.recall.search import may_hold
+
+    return may_hold(data, phrases)
 
 
 def scan(home, cfg, phrases, warn, paths: list[str] | None = None, read: dict | None = None):
@@ -124,6 +126,10 @@ def _lines_holding(low: bytes, phrases):
     """(number, start, end) of each line of `low` that holds all of some phrase's needles, in
     order. The first needle is searched for through the whole buffer (C speed); only the
     lines it is on are looked at."""
+    from anima.recall.search import unfolded
+
+    if unfolded(low):
+        return _all_lines(low)
     spans = set()
     for needles in phrases:
         if needles is None:
