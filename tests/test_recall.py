@@ -170,6 +170,18 @@ def test_snippet_is_one_line_around_the_match(run, home):
     assert len(row[4]) <= 122
 
 
+def test_the_snippet_shows_the_word_found_not_a_word_sharing_its_first_letters(run, home):
+    """"tea" begins no earlier word ("That", "the"); "happy" finds "happiness", whose stem is
+    happy's and whose letters are not all of it; a phrase shows where it stands."""
+    for sid, text, term in (("t", "That morning " + "the river ran on " * 12 + "then green tea at home.", ["tea"]),
+                            ("h", "I was " + "so very glad and " * 12 + "we talked of happiness at last.", ["happy"]),
+                            ("p", "Tea first. " + "then more of it " * 12 + "and a green tea cake.", ["green tea"])):
+        write_session(home, sid, [("user", text, DAY1)])
+        [row] = [r for r in lines(run("recall", *term).stdout) if r[0] == sid]
+        shown = row[4].lower()
+        assert {"t": "green tea at home", "h": "happiness", "p": "green tea cake"}[sid] in shown, row[4]
+
+
 def test_a_damaged_file_is_skipped_with_one_warning_and_the_search_still_answers(run, corpus):
     bad = corpus / "sessions" / "broken.jsonl.zst"
     bad.write_bytes(b"\x28\xb5\x2f\xfd not really zstd")

@@ -23,6 +23,7 @@ what the index would be asked; it keeps small candidate records, and the text of
 results printed is read back from the transcripts afterwards.
 """
 
+import functools
 import math
 import time
 
@@ -846,14 +847,29 @@ def _search(home, cfg, queries, filters, idx, warn, note, limits, read=None):
 
 
 def snippet(text: str, terms: list[str], width: int) -> str:
-    """About `width` characters of the text around the first match, on one line."""
+    """About `width` characters of the text around the first match, on one line: where a
+    term's sieve (a word beginning with its stem, as the scan looks for it) first matches,
+    else where the start of its first word first stands, else the text's start."""
     flat = " ".join(text.split())
-    lower = flat.lower()
-    heads = [tok[:max(1, len(tok) - 2)] for t in terms for tok in tokens(t)[:1]]  # a stem differs at the end
-    at = min((p for p in (lower.find(h) for h in heads) if p >= 0), default=0)
+    found = [m.start() for pattern in _sieves(tuple(terms)) for m in [pattern.search(flat)] if m]
+    if not found:
+        lower = flat.lower()
+        heads = [tok[:max(1, len(tok) - 2)] for t in terms for tok in tokens(t)[:1]]  # a stem differs at the end
+        found = [p for p in (lower.find(h) for h in heads) if p >= 0]
+    at = min(found, default=0)
     start = max(0, min(at - width // 3, len(flat) - width))
     piece = flat[start:start + width]
     return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
+
+
+@functools.lru_cache(maxsize=64)
+def _sieves(terms: tuple) -> list:
+    """The sieves of these terms (a snippet's results hold the same few terms)."""
+    from anima.recall import fts
+
+    words = sorted({tok for t in terms for tok in tokens(t) if tok.isascii()})
+    stems = fts.stems(words) if words else {}
+    return [sieve(t, stems) for t in terms]
 
 
 def date(ts: float) -> str:
