@@ -4,6 +4,7 @@ import random
 import signal
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -246,6 +247,32 @@ def test_stale_sessions_are_scanned_and_an_update_catches_up(run, indexed, home)
     assert (r.exit_code, r.stderr) == (0, "")
     assert run("index", "verify").exit_code == 0
     assert json.loads(run("index", "status", "--json").stdout)["dead_rows"] == 0  # appended, not re-read
+
+
+@pytest.mark.parametrize("change", ["append", "touch", "append untimed"])
+def test_a_turn_with_no_time_is_dated_alike_after_an_update(run, home, change):
+    """A turn without a ts is dated by its file's mtime, on a scan as in the index: after the
+    file grows or is only touched, `index update` dates it anew as a scan does, and
+    --since keeps the same turns both ways."""
+    run("init", "--lang", "en")
+    path = write_session(home, "s1", [{"role": "user", "content": "green tea please"},
+                                      ("assistant", "green tea, timed", "2026-11-02T00:00:00Z")])
+    os.utime(path, (file_time(-86400 * 20), file_time(-86400 * 20)))
+    assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    if change != "touch":
+        with open(path, "a") as f:
+            turn = {"role": "user", "content": "more tea"}
+            f.write(json.dumps(turn if change == "append untimed" else {**turn, "ts": "2026-11-03T00:00:00Z"}) + "\n")
+    os.utime(path, (file_time(-86400 * 10), file_time(-86400 * 10)))
+    assert run("index", "update").exit_code == 0
+    since = time.strftime("%Y-%m-%d", time.gmtime(file_time(-86400 * 15)))
+    answers = []
+    for switch in ("on", "off"):
+        assert run("index", switch).exit_code == 0
+        answers.append([run("recall", "--json", "tea", *extra).stdout for extra in ([], ["--since", since])])
+    assert answers[0] == answers[1]
+    dated = {json.loads(x)["text"]: json.loads(x)["date"] for x in answers[0][0].splitlines()}
+    assert dated["green tea please"] == time.strftime("%Y-%m-%d", time.gmtime(file_time(-86400 * 10)))
 
 
 def test_a_changed_or_removed_file_is_retired(run, indexed, home):

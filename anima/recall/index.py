@@ -20,8 +20,9 @@ each with its own statistics, which a query reads per shard and adds up.
 A session modified within index.hot_minutes is hot: never indexed, always scanned. A cold
 one changed or missing since it was indexed is stale: recall scans it, says so, and
 `anima index on` refuses until `anima index update` (or rebuild) catches up. A file that only
-grew (sessions/*.jsonl appended to) is updated by indexing its new lines; a file changed in
-any other way has its old rows retired (FTS5 cannot delete from a contentless table without
+grew (sessions/*.jsonl appended to) is updated by indexing its new lines, unless it holds a
+turn with no time of its own, which is dated by the file's mtime and so changes with it; a
+file changed in any other way (or touched, or such a file) has its old rows retired (FTS5 cannot delete from a contentless table without
 the old text) and its new content indexed; `index status` counts the retired rows, and a
 rebuild drops them.
 """
@@ -142,8 +143,18 @@ def _read_file(args):
                        "tail": _tail_hash(path, size) if size else ""}, warnings
 
 
-def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
-    """The complete lines added after the first `size` bytes (`lines` lines), as rows; only
+def _untimed(con, file_id: int, stored_sig: str) -> bool:
+    """Whether a file indexed holds a turn with no time of its own, which took the file's
+    mtime then (sessions.extract) and takes its mtime now on a scan: the file is read anew
+    rather than appended to. (A turn whose own time is the file's mtime to the nanosecond
+    is read anew too: slower, not wrong.)"""
+    mtime = int(stored_sig.split(",")[0]) / 1e9
+    return con.execute("SELECT 1 FROM turns WHERE file=? AND ts=? LIMIT 1", (file_id, mtime)).fetchone() is not None
+
+
+def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int, mtime: float):
+    """The complete lines added after the first `size` bytes (`lines` lines), as rows (a turn
+    with no time of its own dated `mtime`, the file's now, as sessions.extract dates it); only
     those bytes are read. None if they are not whole lines of JSON (then read it all)."""
     from anima.recall import formats
 
@@ -154,7 +165,6 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int):
         data = f.read()
     end = data.rfind(b"\n") + 1
     rows = []
-    mtime = os.stat(path).st_mtime
     for number, raw in enumerate(data[:end].split(b"\n")[:-1], lines + 1):
         if not raw.strip():
             continue
@@ -586,11 +596,12 @@ def update(home, cfg, warn=lambda m: None) -> dict:
                     _retire(con, gone)
                 ids = {sid for path, sid in con.execute("SELECT path, session FROM files") if path in p.current}
                 for stale in p.stale:
-                    row = con.execute("SELECT id, size, lines, tail, format, delegated FROM files WHERE path=?",
+                    row = con.execute("SELECT id, size, lines, tail, format, delegated, sig FROM files WHERE path=?",
                                       (stale,)).fetchone()
                     sig = fs.signature(stale)
-                    if row and sig and sig[1] >= row[1] > 0 and _tail_hash(stale, row[1]) == row[3]:
-                        grown = _read_appended(stale, row[4], bool(row[5]), row[1], row[2])
+                    if row and sig and sig[1] >= row[1] > 0 and _tail_hash(stale, row[1]) == row[3] \
+                            and not _untimed(con, row[0], row[6]):
+                        grown = _read_appended(stale, row[4], bool(row[5]), row[1], row[2], sig[0] / 1e9)
                         if grown is not None:
                             added += _insert(con, stale, sig, grown, row[0])
                             counts["appended"] += 1
