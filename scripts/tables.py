@@ -136,9 +136,9 @@ TABLES = {"lookalikes.json": lookalikes, "ignorable.json": ignorable, "simplifie
 def text(name: str) -> str:
     """The file `name` as it is to be shipped."""
     table = TABLES[name]()
-    if isinstance(table, list):
-        return json.dumps(table) + "\n"
-    return json.dumps(table, ensure_ascii=False, sort_keys=True, indent=0) + "\n"
+    if isinstance(table, dict) and all(isinstance(v, str) for v in table.values()):  # a character a line
+        return json.dumps(table, ensure_ascii=False, sort_keys=True, indent=0) + "\n"
+    return json.dumps(table, sort_keys=True) + "\n"
 
 
 if __name__ == "__main__":

@@ -132,12 +132,17 @@ class Summary:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, AnimaError):
             self.files = {}
 
-    def get(self, path: str, sig) -> dict | None:
+    def known(self, path: str, sig) -> dict | None:
+        """The file's entry while its signature holds, if it is one this version writes."""
         entry = self.files.get(path)
-        if isinstance(entry, dict) and sig is not None and entry.get("sig") == sig and _sane(entry) \
-                and not entry["escaped"]:
+        if isinstance(entry, dict) and sig is not None and entry.get("sig") == sig and _sane(entry):
             return entry
         return None
+
+    def get(self, path: str, sig) -> dict | None:
+        """The entry a pass may read the file's raw bytes by: known, and not escaped."""
+        entry = self.known(path, sig)
+        return None if entry is None or entry.get("escaped") else entry
 
     def drop(self, path: str) -> None:
         if self.files.pop(path, None) is not None:

@@ -21,10 +21,10 @@ A session modified within index.hot_minutes is hot: never indexed, always scanne
 one changed or missing since it was indexed is stale: recall scans it, says so, and
 `anima index on` refuses until `anima index update` (or rebuild) catches up. A file that only
 grew (sessions/*.jsonl appended to) is updated by indexing its new lines, unless it holds a
-turn with no time of its own, which is dated by the file's mtime and so changes with it; a
-file changed in any other way (or touched, or such a file) has its old rows retired (FTS5 cannot delete from a contentless table without
-the old text) and its new content indexed; `index status` counts the retired rows, and a
-rebuild drops them.
+turn with no time of its own (dated by the file's mtime, which changed: a touch too); a
+file changed in any other way, or such a file, has its old rows retired (FTS5 cannot delete
+from a contentless table without the old text) and its new content indexed; `index status`
+counts the retired rows, and a rebuild drops them.
 """
 
 import contextlib

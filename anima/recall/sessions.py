@@ -145,7 +145,7 @@ def read(path: str, cache, warn, summary=None, started=None, sig=None) -> Sessio
             else:
                 for message in messages:
                     warn(message)
-                if summary is not None and summary.get(path, sig) is None:
+                if summary is not None and summary.known(path, sig) is None:
                     summary.put(path, entry)  # (one a person damaged, or deleted, is made again)
                 return session
     try:
