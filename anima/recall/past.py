@@ -258,8 +258,8 @@ def _fits(entry, sig, text: str) -> bool:
 
 
 def _holds(text: str, needles: list) -> bool:
-    """Whether `text` may hold a term (anima.recall.search.may_hold)."""
-    from anima.recall.search import may_hold
+    """Whether `text` may hold a term (anima.recall.prescan.may_hold)."""
+    from anima.recall.prescan import may_hold
 
     return may_hold(text.lower().encode("utf-8"), needles)
 

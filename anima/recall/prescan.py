@@ -27,11 +27,22 @@ class Scanned:
         self.turns_total, self.tokens_total, self.format = turns_total, tokens_total, fmt
 
 
-def _passes(data: bytes, phrases) -> bool:
-    """Whether `data` (lower-cased bytes) may hold one of the phrases (search.may_hold)."""
-    from anima.recall.search import may_hold
+# The Kelvin sign and the long s: FTS5 folds them to k and s, which neither bytes.lower()
+# (the Kelvin sign) nor str.lower() (the long s) does; where either stands, an ASCII needle
+# cannot tell ("Kitten" holds kitten)
+_UNFOLDED = ("\u212a".encode(), "\u017f".encode())
 
-    return may_hold(data, phrases)
+
+def unfolded(low: bytes) -> bool:
+    """Whether lower-cased bytes hold a character FTS5 folds to ASCII that lower() leaves:
+    no needle can tell what they hold."""
+    return any(u in low for u in _UNFOLDED)
+
+
+def may_hold(low: bytes, phrases) -> bool:
+    """Whether lower-cased bytes may hold one of the phrases (needles each, or None): all of
+    one's needles, or any at all where they are `unfolded`."""
+    return any(found is None or all(n in low for n in found) for found in phrases) or unfolded(low)
 
 
 def scan(home, cfg, phrases, warn, paths: list[str] | None = None, read: dict | None = None):
@@ -77,7 +88,7 @@ def scan(home, cfg, phrases, warn, paths: list[str] | None = None, read: dict | 
             session = sessions.read(path, cache, warn, summary, started, sig)
             if session is None:
                 continue
-            kept = [t for t in session.turns if _passes(t.text.lower().encode("utf-8"), phrases)]
+            kept = [t for t in session.turns if may_hold(t.text.lower().encode("utf-8"), phrases)]
             known = summary.get(path, sig) if summary is not None else None  # just written: its totals
             tokens = known["tokens"] if known else token_total(t.text for t in session.turns)
             scanned = Scanned(session.id, path, len(session.turns), tokens, kept, session.format)
@@ -102,7 +113,7 @@ def _scan_raw(path: str, sig: list, known: dict, phrases) -> Scanned | None:
         return None
     low = raw.lower()
     turns = []
-    if _passes(low, phrases):
+    if may_hold(low, phrases):
         sid, mtime = known["id"], sig[0] / 1e9
         # the lines that decide the format, read in order as a whole read reads them: a line
         # before the deciding one, or a header, holds no turn whatever it says
@@ -126,8 +137,6 @@ def _lines_holding(low: bytes, phrases):
     """(number, start, end) of each line of `low` that holds all of some phrase's needles, in
     order. The first needle is searched for through the whole buffer (C speed); only the
     lines it is on are looked at."""
-    from anima.recall.search import unfolded
-
     if unfolded(low):
         return _all_lines(low)
     spans = set()

@@ -81,24 +81,6 @@ def needles(term: str, stems: dict[str, str]) -> list[bytes] | None:
     return sorted(out, key=len, reverse=True)
 
 
-# The Kelvin sign and the long s: FTS5 folds them to k and s, which neither bytes.lower()
-# (the Kelvin sign) nor str.lower() (the long s) does; where either stands, an ASCII needle
-# cannot tell ("Kitten" holds kitten)
-_UNFOLDED = ("\u212a".encode(), "\u017f".encode())
-
-
-def unfolded(low: bytes) -> bool:
-    """Whether lower-cased bytes hold a character FTS5 folds to ASCII that lower() leaves:
-    no needle can tell what they hold."""
-    return any(u in low for u in _UNFOLDED)
-
-
-def may_hold(low: bytes, phrases) -> bool:
-    """Whether lower-cased bytes may hold one of the phrases (needles each, or None): all of
-    one's needles, or any at all where they are `unfolded`."""
-    return any(found is None or all(n in low for n in found) for found in phrases) or unfolded(low)
-
-
 def sieve(term: str, stems: dict[str, str]):
     """A pattern every turn holding `term` matches in its FTS5 body (fts.body; it may match
     more): its words as words starting with their needle, CJK characters as they are, only
