@@ -29,7 +29,7 @@ class Scanned:
 
 # The Kelvin sign and the long s: FTS5 folds them to k and s, which neither bytes.lower()
 # (the Kelvin sign) nor str.lower() (the long s) does; where either stands, an ASCII needle
-# cannot tell ("Kitten" holds kitten)
+# cannot tell ("\u212aitten" holds kitten)
 _UNFOLDED = ("\u212a".encode(), "\u017f".encode())
 
 
