@@ -340,6 +340,16 @@ def test_a_bad_line_is_skipped_with_one_warning(tmp_path):
                                  (7, "user", "unterminated last line")]
 
 
+def test_a_line_only_pythons_parser_takes_says_why_it_is_skipped(tmp_path):
+    data = jsonl(ANIMA[1], '{"role": "user", "content": "\\ud800 here"}', '{"role": "user", "content": NaN}',
+                 ANIMA[2])
+    session, warnings = read(put(tmp_path / "odd.jsonl", data))
+    path = tmp_path / "odd.jsonl"
+    assert warnings == [f"{path}:2: not JSON (a lone surrogate \\ud800 is no character); line skipped",
+                        f"{path}:3: not JSON (NaN is not JSON); line skipped"]
+    assert rows(session) == [(1, "user", "I like green tea."), (4, "me", "Noted: green tea.")]
+
+
 def test_many_bad_lines_are_summed_up(tmp_path):
     path = put(tmp_path / "junk.jsonl", jsonl(*["junk"] * 25, {"role": "user", "content": "still here"}))
     session, warnings = read(path)

@@ -79,6 +79,8 @@ def extract(path: str, sig: list) -> dict:
                 obj = jsontext.loads(raw.decode("utf-8"))
             except UnicodeDecodeError as e:
                 why = f"not valid UTF-8 (byte {e.start})"
+            except jsontext.NotJSON as e:  # (JSON to Python's parser: say why it is none to anima's)
+                why = f"not JSON ({e.msg})"
             except ValueError:
                 why = "not JSON"
             else:
