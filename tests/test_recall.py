@@ -385,6 +385,22 @@ def test_what_fts5_folds_to_ascii_is_found_on_every_pass(run, home):
     assert found == [["s1", "s3"], ["s2", "s3"], ["s1", "s2", "s3"]]
 
 
+def test_an_emoji_fts5_takes_for_a_word_is_a_term(run, home):
+    """🤔 is newer than FTS5's Unicode table, a word's character to it: alone it is a token,
+    found alike with the index on and off; 😀 is a symbol to it, no term (exit 2)."""
+    import os
+
+    os.utime(write_session(home, "e", [("user", "I am thinking 🤔 about it", DAY1), ("user", "tea🤔 glued", DAY1),
+                                       ("user", "a grinning 😀 face", DAY1)]), (1e9, 1e9))
+    scanned = run("recall", "--json", "🤔")
+    assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    indexed = run("recall", "--json", "🤔")
+    assert scanned.stdout == indexed.stdout and scanned.exit_code == indexed.exit_code == 0
+    assert [json.loads(x)["line"] for x in indexed.stdout.splitlines()] == [2]
+    r = run("recall", "😀")
+    assert (r.exit_code, r.stderr) == (2, "anima: give at least one search term (letters, digits or CJK characters)\n")
+
+
 def test_a_turns_length_is_the_one_fts5_counts():
     """Random text over every plane, with more of what FTS5's Unicode 6.1 table and Python's
     disagree on (accents that go on a word and begin none, emoji old and new, private use,

@@ -117,7 +117,9 @@ class Query:
         self.near, self.asked, self.when = list(near), asked, when
         counts: dict[str, int] = {}
         for t in terms:
-            if tokens(t):
+            # a term FTS5 makes no token of is no term; one only FTS5 sees (an emoji newer than
+            # its Unicode, 🤔) is one all the same: its needles are none, and FTS5 decides
+            if tokens(t) or not t.isascii() and fts.token_count(t):
                 counts[t] = counts.get(t, 0) + 1
         self.raw = list(counts)
         self.weights = [sum(1 / k for k in range(1, n + 1)) for n in counts.values()]
