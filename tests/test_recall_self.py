@@ -324,6 +324,12 @@ def test_paragraphs_lines_and_dates():
     assert [(u.line, u.date, u.time, u.text) for u in paragraphs(stream, "archive", "a.md", "2026-11-30")] == [
         (1, "2026-11-30", None, "before any heading"), (5, "2026-11-30", "23:59", "late"),
         (9, "2026-12-01", "00:01", "first\nsecond")]
+    # a day or a time that does not exist is no date, nor are digits of another script
+    # (Python's \d takes them; ٢٠٢٦ is 2026 in Arabic-Indic digits)
+    odd = "## 2028-02-29 12:00\n\nleap\n\n## 2026-02-29 12:00\n\nnone\n\n## 0000-01-01\n\nzero\n\n" \
+          "## 2026-12-01 24:00\n\nmidnight\n\n## ٢٠٢٦-12-01 10:00\n\nother digits\n"
+    assert [(u.date, u.time) for u in paragraphs(odd, "archive", "a.md", "2026-11-30")] == [
+        ("2028-02-29", "12:00")] * 5
     diary = "## 21:05\n\nToday.\r\n\r\n## 25:99\n\nNo time.\n"
     assert [(u.line, u.date, u.time, u.text) for u in paragraphs(diary, "diary", "d.md", "2026-11-30")] == [
         (3, "2026-11-30", "21:05", "Today."), (7, "2026-11-30", "21:05", "No time.")]

@@ -250,13 +250,18 @@ class Memory:
         self.rows += 1
         self.pending.append((self.rows, spaced))
         if len(self.pending) >= 1000:
-            self.flush()
+            self._insert()
         return self.rows
 
-    def flush(self) -> None:
+    def _insert(self) -> None:
         self.con.executemany("INSERT INTO f(rowid, body) VALUES(?,?)", self.pending)
-        self.con.commit()  # FTS5 writes its totals (which bm25() reads) when the transaction ends
         self.pending = []
+
+    def flush(self) -> None:
+        self._insert()
+        # FTS5 writes its totals (which bm25() reads) when the transaction ends; one
+        # transaction for all the rows (one a thousand rows: 10% slower)
+        self.con.commit()
 
     def phrase_rows(self, match: str) -> dict[int, tuple]:
         self.flush()
