@@ -94,8 +94,9 @@ def _ranges(points) -> list[list[int]]:
     return ranges
 
 
-def _tokens_of(words: list[str]) -> list[list[str]]:
-    """The tokens unicode61 makes of each word (without porter, which would change them)."""
+def _tokens_of(words: list[str]) -> tuple[list[list[str]], list[list[str]]]:
+    """The words in rows of 4096, and the tokens unicode61 makes of each row (without porter,
+    which would change them)."""
     import sqlite3
 
     con = sqlite3.connect(":memory:")

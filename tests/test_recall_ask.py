@@ -212,7 +212,7 @@ def test_a_batch_line_ends_at_a_newline_alone_and_stdin_is_utf8(chat, anima_bin)
 
     code, err, got = batch("soup\u2028rain\fwindow\r\n\nWhen did Maria get Coco?".encode())
     assert (code, err) == (0, "") and {q for q, _, _ in got} == {0, 2}
-    assert ("s1", 4) == next((s, line) for q, s, line in got if q == 2 and (s, line) == ("s1", 4))
+    assert (2, "s1", 4) in got
     before = snapshot(chat)
     assert batch(b"soup\ncaf\xe9\n") == (65, "anima: stdin: not valid UTF-8 (byte 8)\n", [])
     assert snapshot(chat) == before
