@@ -64,7 +64,8 @@ def tokens(text: str) -> list[str]:
 
 def needles(term: str, stems: dict[str, str]) -> list[bytes] | None:
     """What the raw, lower-cased bytes of a line holding `term` must contain; None when the
-    bytes cannot tell. A word stands for every word with its stem, and every such word holds
+    bytes cannot tell (a word they do not fold as FTS5 does, or a term only FTS5 makes a
+    token of: an emoji newer than its Unicode, 🤔). A word stands for every word with its stem, and every such word holds
     the stem itself, but for a final e or i the stemmer wrote (hope: hoping, happi: happy) or
     a bl it made of bil (sensibl: sensibility): then all but that last letter."""
     out = set()
@@ -78,7 +79,7 @@ def needles(term: str, stems: dict[str, str]) -> list[bytes] | None:
             out.add(stem.encode("ascii"))
         else:
             return None
-    return sorted(out, key=len, reverse=True)
+    return sorted(out, key=len, reverse=True) or None
 
 
 def sieve(term: str, stems: dict[str, str]):
