@@ -53,7 +53,8 @@ among the first k, MRR the mean of 1/rank of the first relevant one (0 when none
 for, "AND" those it answered with turns holding every term (the others fell to relaxed OR).
 
 Goal (issue 5): anima (keywords) at least the same-run BM25 on every metric of MADial and of
-bench/quality_corpus.py's sets, else exit 1; on "conversations en", both anima rows against
+bench/quality_corpus.py's sets, each set as a whole (the rows by kind are not held to it), else
+exit 1; on "conversations en", both anima rows against
 BM25, and anima's hit@5 on MADial zh against issue 17's goal of 85, the embedding models'
 level (reported, not enforced).
 
@@ -541,7 +542,7 @@ def main() -> int:
     for c in corpora:
         table(c)
 
-    print("\ngoal: anima >= the same-run BM25 on every metric")
+    print("\ngoal: anima >= the same-run BM25 on every metric of each set as a whole (a kind of question may be lower)")
     below = False
     checks = [(c.name if c.enforced else f"{c.name}, {'keywords' if system == 'anima' else 'plain text'}", c, system)
               for c in corpora for system in (("anima",) if c.enforced else ("anima", PLAIN))]

@@ -109,10 +109,14 @@ def test_a_date_named_favours_turns_near_it(run, home):
     write_session(home, "march", [("user", "We went hiking by the lake.", "2023-03-14T09:00:00Z")])
     write_session(home, "june", [("user", "We went hiking by the lake.", "2023-06-20T09:00:00Z")])
     for question in ("What did we do on 14 March 2023?", "What did we do on March 14, 2023 at the lake?",
-                     "What did we do in March 2023?", "2023年3月14日 hiking", "hiking on 2023-03-14"):
+                     "What did we do in March 2023?", "2023年3月14日 hiking", "hiking on 2023-03-14",
+                     "hiking 2023-03-14T09:00:00Z?"):
         found = ask(run, question)
         assert [x["session"] for x in found][:1] == ["march"], question
     assert [x["session"] for x in ask(run, "hiking on 2023-06-20")][:1] == ["june"]
+    # an RFC 3339 time is its day, none of its numbers a word: the other day is not asked for
+    assert [x["session"] for x in ask(run, "2023-03-14T09:00:00+01:00 at the lake")][:1] == ["march"]
+    assert [x["terms"] for x in ask(run, "2023-06-20T23:59:59.5Z lake")][0] == ["lake"]
     # no date: the newer of the two, which says what the other does (recall folds it in)
     assert [(x["session"], [a["session"] for a in x["also"]]) for x in ask(run, "hiking lake")] == [
         ("june", ["march"])]

@@ -65,12 +65,12 @@ TOOLS = [
          **ADD, idempotent=False),  # a near-duplicate is refused, but refreshes the heat of the note it repeats
     Tool("memory_recall",
          "Search your past conversations for what was really said: ask a question in plain language "
-         "(query) or give exact terms. Turns holding every term come first, then the rest (relaxed). "
+         "(query) or give exact terms. Turns holding every term come first, then those holding some of them (relaxed). "
          "Returns results with session, line, date, who and text; the same words said again elsewhere "
          "are one result, the other places in also.",
          {"query": {"type": "string", "description": "A question, as you would ask it: 'When did Maria get Coco?'"},
           "terms": {"type": "array", "items": {"type": "string"},
-                    "description": "Exact search terms instead of a query (each word or phrase must match)."},
+                    "description": "Exact search terms instead of a query: each word or phrase searched as given."},
           "limit": {"type": "integer", "description": "At most this many results (default 10)."},
           "who": {"type": "string", "enum": list(WHO), "description": "Only these turns."},
           "since": {"type": "string", "description": "Only turns on or after this date (YYYY-MM-DD)."}},

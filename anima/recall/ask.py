@@ -5,9 +5,9 @@ A host or a model asks "When did Maria get Coco?", not `maria coco`. Taken word 
 3: turns full of question words outrank the evidence. So a question is read as a person
 would search with it:
 
-- a date it names ("14 March 2023", "March 14, 2023", "March 2023", "2023-03-14", "2023年3月
-  14日", "2023年3月", a year "in 2023") is taken out of the words and kept as a span of time
-  (UTC days), which the ranking favours turns near (anima.recall.window);
+- a date it names ("14 March 2023", "March 14, 2023", "March 2023", "2023-03-14", an RFC 3339
+  time's day, "2023年3月14日", "2023年3月", a year "in 2023") is taken out of the words and
+  kept as a span of time (UTC days), which the ranking favours turns near (anima.recall.window);
 - a part in double quotes ("parked car") stays one term, as given, whatever words it holds;
 - an English possessive is its noun ("Melanie's", "James'": Melanie, James), so that it
   matches where the name stands alone ("Melanie: ...");
@@ -39,7 +39,7 @@ def _dates() -> list[tuple[re.Pattern, str]]:
     return [(re.compile(p, re.IGNORECASE), kind) for p, kind in (
         (rf"\b{day}\s+(?:of\s+)?{month},?\s+{year}\b", "dmy"),
         (rf"\b{month}\s+{day},?\s+{year}\b", "mdy"),
-        (rf"\b{year}-(\d\d)-(\d\d)\b", "ymd"),
+        (rf"\b{year}-(\d\d)-(\d\d)(?:T\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?(?![\d-])", "ymd"),
         (rf"{year}\s*年\s*(\d{{1,2}})\s*月\s*(\d{{1,2}})\s*[日号]", "ymd"),
         (rf"\b{month},?\s+{year}\b", "my"),
         (rf"\b{year}-(\d\d)\b", "ym"),
