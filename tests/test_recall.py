@@ -135,6 +135,9 @@ def test_limit_since_and_who(run, corpus):
     assert {row[0] for row in lines(run("recall", "tea", "--since", "2026-11-02").stdout)} == {"beta", "gamma"}
     assert {row[3] for row in lines(run("recall", "tea", "--who", "me").stdout)} == {"me"}
     assert run("recall", "tea", "--since", "yesterday").exit_code == 2
+    # an RFC 3339 time may have a lower-case t and z, or a space for its T (RFC 3339, 5.6)
+    for since in ("2026-11-02t00:00:00z", "2026-11-02 00:00:00Z", "2026-11-02T00:00:00+00:00"):
+        assert {row[0] for row in lines(run("recall", "tea", "--since", since).stdout)} == {"beta", "gamma"}, since
 
 
 def test_batch_answers_every_line_in_one_process(run, corpus):

@@ -4,6 +4,7 @@ diary and a memory action, consolidate, think), and every result is checked agai
 line of the file it names."""
 
 import json
+import math
 import os
 import subprocess
 
@@ -196,8 +197,11 @@ def test_a_damaged_cache_of_totals_is_counted_again(anima_bin, lived):
     its text holds, not counts) are counted again, and the answer is the one without a cache."""
     cache = os.path.join(lived, "cache", "past.json")
     want = anima(anima_bin, "recall", "--self", "--json", "lighthouse").stdout
+    with open(os.path.join(lived, "self/diary/2026-11-30.md"), encoding="utf-8") as f:
+        text = f.read()
+    # (the last two: one paragraph more than the file has lines, a token more than characters)
     for damage in ({"units": -50}, {"tokens": 10 ** 400}, {"units": 10 ** 9}, {"units": "2"}, {"tokens": True},
-                   {"tokens": -1}):
+                   {"tokens": -1}, {"units": text.count("\n") + 2}, {"tokens": len(text) + 1}):
         with open(cache, encoding="utf-8") as f:
             doc = json.load(f)
         doc["files"]["self/diary/2026-11-30.md"].update(damage)
@@ -207,6 +211,27 @@ def test_a_damaged_cache_of_totals_is_counted_again(anima_bin, lived):
         with open(cache, encoding="utf-8") as f:
             again = json.load(f)["files"]["self/diary/2026-11-30.md"]
         assert all(again[k] != v for k, v in damage.items())
+
+
+def test_a_file_named_after_no_day_is_undated_and_undated_is_near_no_date(anima_bin, home):
+    """2026-02-30.md is named after no day: its paragraphs have no date (and --since leaves them
+    out); a name in other digits is no diary's. A question naming 1970 raises no undated
+    paragraph (an undated one is not at the epoch)."""
+    anima(anima_bin, "init", "--lang", "en", now=DAY1)
+    (home / "self/diary/2026-02-30.md").write_text("A tapir came by.\n", encoding="utf-8")
+    (home / "self/stream/archive/2026-13-01.md").write_text("Another tapir.\n", encoding="utf-8")
+    (home / "self/diary/\u0662\u0660\u0662\u0666-11-30.md").write_text("A third tapir.\n", encoding="utf-8")
+    found = [json.loads(x) for x in anima(anima_bin, "recall", "--self", "--json", "tapir").stdout.splitlines()]
+    assert sorted((r["file"], r["date"]) for r in found) == [
+        ("self/diary/2026-02-30.md", None), ("self/stream/archive/2026-13-01.md", None)]
+    anima(anima_bin, "recall", "--self", "--since", "1970-01-01", "tapir", code=1)
+    (home / "self/memories/sport.md").write_text("# Sport\n\nThe football final had a goal.\n", encoding="utf-8")
+
+    def score(question):
+        [r] = [json.loads(x) for x in anima(anima_bin, "recall", "--self", "--json", "--ask", question).stdout.splitlines()]
+        return r["score"]
+
+    assert score("the football final in 1970") == score("the football final")
 
 
 def test_chinese_by_characters_as_the_transcripts_are(anima_bin, home):
@@ -343,6 +368,18 @@ def test_paragraphs_lines_and_dates():
     assert [(u.line, u.time, u.text) for u in paragraphs(fenced, "diary", "d.md", "2026-11-30")] == [
         (3, "09:00", "setup:\n```sh\n# install it\n## 23:59\n- no item\n````\nafter"),
         (11, "09:00", "~~~\n## 10:00\n~~~\nx")]
+    # a backtick fence's info string holds no backtick (CommonMark): ```ls``` is inline code
+    inline = "## 09:00\n\n```ls -la``` lists files.\n\n## 15:00\n\nA lemur.\n"
+    assert [(u.line, u.time) for u in paragraphs(inline, "diary", "d.md", "2026-11-30")] == [(3, "09:00"), (7, "15:00")]
+    # a nested item is an item at any depth, by spaces or a tab, with its own date
+    nested = "- 2026-03-01 10:00 tea\n  - 2026-03-02 11:00 detail\n    - 2026-03-09 ferret\n\t- tab\n      more\n"
+    assert [(u.line, u.date, u.text) for u in paragraphs(nested, "memories", "m.md", None, "t")] == [
+        (1, "2026-03-01", "- 2026-03-01 10:00 tea"), (2, "2026-03-02", "  - 2026-03-02 11:00 detail"),
+        (3, "2026-03-09", "    - 2026-03-09 ferret"), (4, None, "\t- tab\n      more")]
+    # a time with no day known above it is no time; in a memory file, such a heading is its heading
+    assert [(u.date, u.time) for u in paragraphs("## 14:05\n\nwombat\n", "now", "n.md", None)] == [(None, None)]
+    [m] = paragraphs("## 14:05\n\nwombat\n", "memories", "m.md", None, "t")
+    assert (m.date, m.time, m.context) == (None, None, "14:05")
 
 
 def reference(home, terms):
@@ -367,7 +404,7 @@ def reference(home, terms):
             st.df[i] += r in found
         u = units[r - 1]
         size = next(found[r][1] for found in rows if r in found)
-        cands.append(recall.Candidate(u.file, u.file, u.line, u.ts or 0.0, "me", size,
+        cands.append(recall.Candidate(u.file, u.file, u.line, -math.inf if u.ts is None else u.ts, "me", size,
                                       tuple(found[r][0] if r in found else 0 for found in rows), memory, r))
     return [(r.c.session, r.c.line, round(r.score, 9), r.relaxed) for r in recall.rank(cands, st, q, 10, False)[:10]]
 

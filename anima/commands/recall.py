@@ -10,7 +10,8 @@ from anima.recall.index import WHO
 @click.command()
 @click.argument("terms", nargs=-1)
 @click.option("--limit", metavar="N", type=click.IntRange(1), help="Results per query.  [default: recall.limit, 10]")
-@click.option("--since", metavar="DATE", help="Only turns on or after DATE (YYYY-MM-DD, its midnight UTC, or RFC 3339).")
+@click.option("--since", metavar="DATE",
+              help="Only turns on or after DATE (YYYY-MM-DD, its midnight UTC, or RFC 3339).")
 @click.option("--who", type=click.Choice(WHO), help="Only the user's, my or delegated turns.")
 @click.option("--no-tiers", is_flag=True, help="Rank by score alone, not the user's words first.")
 @click.option("--json", "as_json", is_flag=True,

@@ -54,11 +54,11 @@ def parse(text: str, what: str, error=None) -> float:
     from anima.infra.errors import UsageError
 
     try:
-        moment = datetime.fromisoformat(text)
+        moment = datetime.fromisoformat(text.upper())  # (RFC 3339 lets t and z be lower case)
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=timezone.utc)
         seconds = moment.timestamp()
-    except (TypeError, ValueError, OverflowError):
+    except (AttributeError, TypeError, ValueError, OverflowError):  # (not a str at all: no upper())
         from anima.infra.text import undecodable
 
         shown = undecodable(text) if isinstance(text, str) else None  # bytes from the environment, as \xNN

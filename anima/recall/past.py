@@ -8,15 +8,15 @@ What is searched, in this order (paths relative to the home), each file a KIND:
     memories       self/memories/TOPIC.md
     diary          self/diary/DATE.md
 
-A result is a paragraph: a run of non-blank lines, each list item ("- ", "* ", "+ ", "1. ")
-one of its own, headings not (the lines of a fenced code block, ``` or ~~~, are text as
-they stand); its LINE is its first line's (1-based), so that `sed -n LINEp`
-prints where it begins. Its date is the nearest real one (in ASCII digits) above it: an
-entry heading ("## DATE HH:MM" in the stream, "## HH:MM" in the diary), the date of a
-memory line ("- DATE HH:MM ...", "- DATE: ..."), else the day the file is named after; a
-memory without one has none. A memory is searched together with the heading above it, else
-its topic's name (what about_alice.md holds is about Alice: "Alice dog" finds "- ... her
-dog Coco"); what it shows is the paragraph alone.
+A result is a paragraph: a run of non-blank lines, each list item ("- ", "* ", "+ ", "1. ",
+nested at any depth) one of its own, headings not (the lines of a fenced code block, ``` or
+~~~, are text as they stand); its LINE is its first line's (1-based), so that `sed -n LINEp`
+prints where it begins. Its date is the nearest real one (in ASCII digits) above it: an entry
+heading ("## DATE HH:MM" in the stream, "## HH:MM" under a day known above it, as in the
+diary), the date of a memory line ("- DATE HH:MM ...", "- DATE: ..."), else the day the file is
+named after, if that is a day; a paragraph without one has none. A memory is searched together
+with the heading above it, else its topic's name (what about_alice.md holds is about Alice:
+"Alice dog" finds "- ... her dog Coco"); what it shows is the paragraph alone.
 
 The engine is the transcripts' (anima.recall.search and anima.recall.fts): FTS5's porter
 unicode61 tokens, each term a phrase, the paragraphs holding every term first and then those
@@ -26,16 +26,17 @@ than taken from anima.stream.now: anima.stream imports recall, and recall may no
 back.
 """
 
+import math
 import os
 import re
 
 KINDS = ("autobiography", "archive", "now", "memories", "diary")
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _DATED = re.compile(r"(?:(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2}))?|(\d{2}):(\d{2}))")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_ITEM = re.compile(r" {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
-_ITEM_DATE = re.compile(r" {0,3}[-*+][ \t]+(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2}))?(?![\d-])")
-_DAY_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\.\d+)?\.md")
+_FENCE = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})")  # (```ls``` at a line's start is inline code)
+_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")  # (nested ones at any depth)
+_ITEM_DATE = re.compile(r"[ \t]*[-*+][ \t]+(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2}))?(?![\d-])")
+_DAY_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.[0-9]+)?\.md")
 
 
 class Unit:
@@ -92,6 +93,11 @@ def _valid(day: str | None, hh: str | None = None, mm: str | None = None) -> boo
     return _moment(day, hh, mm) is not None
 
 
+def _real(day: str) -> str | None:
+    """The day a file is named after, if it is one (2026-02-30.md is named after none)."""
+    return day if _valid(day) else None
+
+
 def topic_words(topic: str) -> str:
     """A memory topic's name as words: about_alice is "about alice"."""
     return topic.replace("_", " ").replace("-", " ")
@@ -139,8 +145,8 @@ def paragraphs(text: str, kind: str, file: str, day: str | None, topic: str = ""
             dated = _DATED.fullmatch(words)
             if dated and dated[1] and _valid(dated[1], dated[2], dated[3]):
                 date, at = dated[1], f"{dated[2]}:{dated[3]}" if dated[2] else None
-            elif dated and dated[4] and _valid(None, dated[4], dated[5]):
-                at = f"{dated[4]}:{dated[5]}"
+            elif dated and dated[4] and date is not None and _valid(date, dated[4], dated[5]):
+                at = f"{dated[4]}:{dated[5]}"  # (of the day known above it; with none, no time)
             elif kind == "memories" and words:
                 context = words
             continue
@@ -195,15 +201,15 @@ def files(home, warn=lambda message: None) -> list[tuple[str, str, str | None, s
     found = []
     for name in each(autobiography.directory(home), lambda: autobiography.names(home)):
         found.append(("autobiography", os.path.join(autobiography.directory(home), name),
-                      _DAY_NAME.fullmatch(name)[1], ""))
+                      _real(_DAY_NAME.fullmatch(name)[1]), ""))
     archive = home.path("self", "stream", "archive")
     for name in each(archive, archived):
-        found.append(("archive", os.path.join(archive, name), name[:-3], ""))
+        found.append(("archive", os.path.join(archive, name), _real(name[:-3]), ""))
     found.append(("now", home.path("self", "stream", "now.md"), None, ""))
     for topic in each(memories.directory(home), remembered):
         found.append(("memories", os.path.join(memories.directory(home), topic + ".md"), None, topic))
     for day in each(diary.directory(home), lambda: diary.dates(home)):
-        found.append(("diary", os.path.join(diary.directory(home), day + ".md"), day, ""))
+        found.append(("diary", os.path.join(diary.directory(home), day + ".md"), _real(day), ""))
     return found
 
 
@@ -245,17 +251,19 @@ def _cached(home) -> dict:
     return {}
 
 
-def _fits(entry, sig, text: str) -> bool:
+def _fits(entry, sig, text: str, kind: str, topic: str) -> bool:
     """Whether a cache/past.json entry can stand for the file whose signature is `sig` and
     text `text`: the same signature, and totals that file could have. A cache is anima's to
     rebuild, whatever a person or a crash left in it: a count below zero or past what the
-    text can hold (a paragraph is a line at least; its tokens are its own and its heading's,
-    each a character at least) is counted again instead."""
+    text can hold (a paragraph is a line at least; its tokens are a character each at least,
+    its own and, for a memory, its heading's, a line of the text, or its topic's name) is
+    counted again instead."""
     if not isinstance(entry, dict) or entry.get("sig") != sig:
         return False
     units, tokens = entry.get("units"), entry.get("tokens")
-    return (type(units) is int and type(tokens) is int and 0 <= units <= len(text)
-            and 0 <= tokens <= len(text) * (units + 1))
+    heading = max(len(text), len(topic)) if kind == "memories" else 0
+    return (type(units) is int and type(tokens) is int and 0 <= units <= text.count("\n") + 1
+            and 0 <= tokens <= len(text) + units * heading)
 
 
 def _holds(text: str, needles: list) -> bool:
@@ -297,7 +305,7 @@ def search(home, q, since: float | None, limit: int, warn) -> list[Hit]:
         rel = os.path.relpath(path, home.root)
         may = _holds(text, needles) or kind == "memories" and (phrases or _holds(topic_words(topic), needles))
         entry = known.get(rel)
-        if not may and _fits(entry, sig, text):
+        if not may and _fits(entry, sig, text, kind, topic):
             st.turns += entry["units"]
             st.tokens += entry["tokens"]
             totals[rel] = entry
@@ -327,8 +335,9 @@ def search(home, q, since: float | None, limit: int, warn) -> list[Hit]:
         if since is not None and (ts is None or ts < since):
             continue
         size = next(found[r][1] for found in rows if r in found)
-        # who is no tier here (ranked with tiers off): every word of these files is hers
-        cands.append(recall.Candidate(u.file, u.file, u.line, ts or 0.0, "me", size,
+        # who is no tier here (ranked with tiers off): every word of these files is hers; an
+        # undated paragraph is older than any, and near no date a question names
+        cands.append(recall.Candidate(u.file, u.file, u.line, -math.inf if ts is None else ts, "me", size,
                                       tuple(found[r][0] if r in found else 0 for found in rows), memory, r))
         by_row[r] = u
     ranked = recall.rank(cands, st, q, limit, False)[:limit]

@@ -63,11 +63,12 @@ def tokens(text: str) -> list[str]:
 
 
 def needles(term: str, stems: dict[str, str]) -> list[bytes] | None:
-    """What the raw, lower-cased bytes of a line holding `term` must contain; None when the
-    bytes cannot tell (a word they do not fold as FTS5 does, or a term only FTS5 makes a
-    token of: an emoji newer than its Unicode, 🤔). A word stands for every word with its stem, and every such word holds
-    the stem itself, but for a final e or i the stemmer wrote (hope: hoping, happi: happy) or
-    a bl it made of bil (sensibl: sensibility): then all but that last letter."""
+    """What the raw, lower-cased bytes of a line holding `term` must contain; None when the bytes
+    cannot tell (a word they do not fold as FTS5 does, or a term only FTS5 makes a token
+    of: an emoji newer than its Unicode, 🤔). A word stands for every word with its stem,
+    and every such word holds the stem itself, but for a final e or i the stemmer wrote
+    (hope: hoping, happi: happy) or a bl it made of bil (sensibl: sensibility): then all
+    but that last letter."""
     out = set()
     for tok in tokens(term):
         if is_cjk(tok[0]):
@@ -151,7 +152,8 @@ def parse_since(value: str | None, what: str = "--since") -> float | None:
     from anima.infra.errors import UsageError
 
     try:
-        return clock.parse(value if "T" in value else value + "T00:00:00+00:00", what)
+        day = len(value) == 10  # YYYY-MM-DD: its midnight UTC (anything longer is a time)
+        return clock.parse(value + "T00:00:00+00:00" if day else value, what)
     except UsageError:
         raise UsageError(f"{what}: not a date (YYYY-MM-DD) or an RFC 3339 time: {value!r}") from None
 

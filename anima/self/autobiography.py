@@ -31,7 +31,7 @@ import re
 
 from anima.infra import frontmatter, fs, phrases
 
-ENTRY_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\.(\d+))?\.md")
+ENTRY_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\.([0-9]+))?\.md")
 
 
 def directory(home) -> str:

@@ -8,7 +8,7 @@ import time
 from anima.infra import fs
 from anima.infra.errors import NotFound, UsageError
 
-DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # (\d would take any script's digits)
 
 
 def directory(home) -> str:
