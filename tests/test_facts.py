@@ -69,6 +69,25 @@ def test_forged_provenance_is_refused(run, corpus, session, line, quote, why):
     assert snapshot(corpus) == before
 
 
+def test_a_quote_a_person_would_not_read_as_stored_is_refused(run, corpus, home):
+    """A fact is approved as a person reads it: a quote holding a control character or a bidi
+    control (the words shown in another order than the prompt would hold them) is refused
+    (exit 65), even where the turn holds it; a fact edited into the file with one shows it as
+    U+FFFD, in the order it is stored."""
+    write_session(home, "s2", [("user", "I love \u202egnihtemos\u202c tea and a \x07 bell", DAY)])
+    before = snapshot(corpus)
+    for quote, code in (("love \u202egnihtemos", "U+202E at character 6"), ("a \x07 bell", "U+0007"),
+                        ("\u200fI love", "U+200F")):
+        r = run("stage", "--session", "s2", "--line", "2", "--quote", quote)
+        assert r.exit_code == 65 and code in r.stderr and len(r.stderr.splitlines()) == 1, (quote, r.stderr)
+    assert snapshot(corpus) == before
+    fid = stage(run, 4, "My cat is called Miso.")
+    path = home / "facts" / "facts.jsonl"
+    path.write_text(path.read_text(encoding="utf-8").replace("Miso.", "\\u202eosiM \\u0007."), encoding="utf-8")
+    [line] = run("facts").stdout.splitlines()
+    assert line.split("\t")[0] == fid and line.endswith("My cat is called \ufffdosiM \ufffd.")
+
+
 def test_one_bad_line_in_a_batch_stages_nothing(run, corpus):
     good = json.dumps({"session": "s1", "line": 4, "quote": "My cat is called Miso."})
     bad = json.dumps({"session": "s1", "line": 4, "quote": "My dog is called Miso."})

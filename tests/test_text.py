@@ -40,3 +40,16 @@ def test_what_looks_the_same_compares_the_same():
     assert looks("Ме") == looks("me") and looks("Ι") == looks("I") == looks("l")
     assert looks("Alice") != looks("Alicia") and looks("我决定") == "我决定"
     assert visible("\u200b## x") == "## x" and visible("＃") == "#"
+
+
+def test_printable_shows_controls_and_reordering_bidi_controls_as_replacement():
+    """What reorders the words after it (embeddings, overrides, isolates) is shown as U+FFFD,
+    as a C0 or C1 control is; a tab, a line break and the bidi marks (LRM, RLM, ALM), which
+    right-to-left text uses and which reorder nothing, stay."""
+    from anima.infra.text import printable
+
+    reorder = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    assert printable(f"a{reorder}b") == "a" + "\ufffd" * len(reorder) + "b"
+    assert printable("x\x07\x1b[2J\x9by") == "x\ufffd\ufffd[2J\ufffdy"
+    kept = "tab\there\nשלום\u200f \u200eabc \u061cمرحبا"
+    assert printable(kept) == kept

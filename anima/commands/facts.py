@@ -7,6 +7,7 @@ import click
 from anima.commands._io import json_option, out, out_json, read_input, text_or_stdin, warn
 from anima.infra import jsontext
 from anima.infra.errors import DataError, UsageError
+from anima.infra.text import printable
 
 
 def _store(home):
@@ -80,7 +81,7 @@ def stage(home, session, line, quote, tags, importance):
 def _fact_line(f):
     src = f.get("source", {})
     where = f"{src.get('session')}:{src.get('line')}"
-    return f"{f['id']}\t{f['status']}\t{','.join(f.get('tags', []))}\t{where}\t{f['text']}\n"
+    return f"{f['id']}\t{f['status']}\t{','.join(f.get('tags', []))}\t{where}\t{printable(f['text'])}\n"
 
 
 @click.command("facts")
@@ -144,7 +145,7 @@ def profile(ctx, as_json):
         return
     if not enabled:
         warn("the profile is off: `anima prompt` leaves it out (`anima profile on`)")
-    out("".join(line + "\n" for line in lines))
+    out("".join(printable(line) + "\n" for line in lines))
 
 
 @profile.command("set")
@@ -214,7 +215,7 @@ def habits(ctx, as_json):
         out_json({"habits": made, "suggested": suggested, "threshold": threshold})
         return
     for tag, h in sorted(made.items()):
-        out(f"HABIT\t{tag}\t{habit_text(h, newest.get(tag)) or ''}\n")
+        out(f"HABIT\t{tag}\t{printable(habit_text(h, newest.get(tag)) or '')}\n")
     for tag, n in suggested.items():
         out(f"SUGGEST\t{tag}\t{n}\n")
 

@@ -49,6 +49,19 @@ def last_change(fact: dict, status: str) -> str:
     return next((h["at"] for h in reversed(fact.get("history", [])) if h["status"] == status), "")
 
 
+def _shown_as_read(quote: str, what: str) -> None:
+    """DataError unless a person sees the quote as the prompt will hold it: plain text (no
+    control character), and no bidi control, which shows words in another order than they
+    are stored (a person would approve what they did not read)."""
+    from anima.infra.text import BIDI, plain
+
+    plain(quote, what)
+    found = BIDI.search(quote)
+    if found:
+        raise DataError(f"{what} holds the bidi control U+{ord(found[0]):04X} at character {found.start() + 1}, "
+                        "which shows words in another order than they are stored; quote the words beside it")
+
+
 class Request:
     """One fact to stage: where it was said and what."""
 
@@ -97,6 +110,7 @@ class FactStore:
             quote = normalise(r.quote)
             if not quote:
                 raise Refused(f"{r.session}:{r.line}: refusing an empty quote")
+            _shown_as_read(quote, f"{r.session}:{r.line}: the quote")
             turn = resolve(r.session, r.line)
             if turn is None:
                 raise Refused(f"{r.session}:{r.line}: no such turn in the transcripts; a fact needs a real source")

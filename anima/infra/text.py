@@ -10,6 +10,8 @@ _BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 # C0 and C1 controls but the tab and the line breaks: a NUL ends a C string, an ESC (or the
 # C1 CSI, U+009B) starts a terminal's escape sequence.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
+# What printable shows as U+FFFD: those, and the bidi controls that reorder what follows.
+_UNPRINTED = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
 # In a name nothing breaks a line either: a listing of names is one a line.
 _NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -136,8 +138,12 @@ def plain(text: str, what: str) -> str:
 
 def printable(text: str) -> str:
     """`text` as it may be printed: every control character text_lines drops made U+FFFD, so a
-    NUL or an escape a person edited into a file reaches no terminal and no prompt, and shows."""
-    return _CONTROL.sub("\ufffd", text)
+    NUL or an escape a person edited into a file reaches no terminal and no prompt, and shows;
+    so are the bidi controls that reorder what follows them (embeddings, overrides, isolates),
+    so that a person reads the words in the order they are stored ("\u202egnihtemos" shows
+    as it is, not as "something"). The marks (LRM, RLM, ALM) reorder nothing and stay, as
+    right-to-left text uses them."""
+    return _UNPRINTED.sub("\ufffd", text)
 
 
 def name_control_at(name: str) -> int | None:
