@@ -388,6 +388,42 @@ def test_what_fts5_folds_to_ascii_is_found_on_every_pass(run, home):
     assert found == [["s1", "s3"], ["s2", "s3"], ["s1", "s2", "s3"]]
 
 
+def test_a_time_no_date_can_be_printed_for_is_the_files(run, home):
+    """A turn's time outside the years anima takes (1970 to 8999) is no time: the turn is dated
+    by its file, as for a time that does not parse, with the index on and off. 1e300 and -1e18
+    ended every search holding such a turn in exit 70; year 1 printed as 1-01-01."""
+    import os
+
+    path = home / "sessions" / "odd.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    times = [1e300, -1e18, "0001-01-01T00:00:00Z", 1e18, "9999-12-31T00:00:00Z", -5, "2026-10-01T09:00:00Z"]
+    path.write_text("".join(json.dumps({"role": "user", "content": f"tea number {i}", "ts": t}) + "\n"
+                            for i, t in enumerate(times)), encoding="utf-8")
+    os.utime(path, (1_790_000_000, 1_790_000_000))  # 2026-09-21
+    scanned = [run("recall", "--json", "--limit", "20", "tea") for _ in range(2)]
+    assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    indexed = run("recall", "--json", "--limit", "20", "tea")
+    for r in [*scanned, indexed]:
+        assert (r.exit_code, r.stdout) == (0, indexed.stdout), r.stderr
+    dates = {json.loads(x)["line"]: json.loads(x)["date"] for x in indexed.stdout.splitlines()}
+    assert dates == {**{n: "2026-09-21" for n in range(1, 7)}, 7: "2026-10-01"}
+    assert run("recall", "--ask", "tea number 2").exit_code == 0
+
+
+def test_the_turkish_dotted_capital_i_is_one_word_to_the_scan_as_to_fts5(run, home):
+    """str.lower() makes İ an i and a combining dot, which is no letter: the scan cut İstanbul
+    in two and never found it, while FTS5, which keeps İ as it is, did."""
+    import os
+
+    os.utime(write_session(home, "t", [("user", "I flew to İstanbul", DAY1)]), (1e9, 1e9))
+    scanned = [run("recall", "--json", "İstanbul") for _ in range(2)] + [run("recall", "--json", "--ask",
+                                                                            "When did I fly to İstanbul?")]
+    assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    indexed = [run("recall", "--json", "İstanbul"), run("recall", "--json", "--ask", "When did I fly to İstanbul?")]
+    assert [(r.exit_code, r.stdout) for r in scanned] == [(0, indexed[0].stdout)] * 2 + [(0, indexed[1].stdout)]
+    assert [json.loads(x)["line"] for x in indexed[0].stdout.splitlines()] == [2]
+
+
 def test_an_emoji_fts5_takes_for_a_word_is_a_term(run, home):
     """🤔 is newer than FTS5's Unicode table, a word's character to it: alone it is a token,
     found alike with the index on and off, by a second scan too (which reads the bytes of a

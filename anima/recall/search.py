@@ -38,6 +38,15 @@ def is_cjk(ch: str) -> bool:
     return fts.is_cjk(ord(ch))
 
 
+def _lower(text: str) -> str:
+    """`text` lower-cased as FTS5's unicode61 folds it: str.lower() makes the Turkish capital
+    dotted I (U+0130) an i and a combining dot, which is no letter and would cut "İstanbul"
+    in two; FTS5 leaves it as it is, one word."""
+    if "\u0130" not in text:
+        return text.lower()
+    return "\u0130".join(part.lower() for part in text.split("\u0130"))
+
+
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens and single CJK characters, in order (before stemming).
 
@@ -45,7 +54,7 @@ def tokens(text: str) -> list[str]:
     costs several milliseconds to compile in every process, more than a query's tokens.
     """
     out, word = [], []
-    for ch in text.lower():
+    for ch in _lower(text):
         if not ch.isalnum():
             if word:
                 out.append("".join(word))

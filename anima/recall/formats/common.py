@@ -1,7 +1,8 @@
 """What every transcript format reads alike: who a role is, a message's body, a time."""
 
 import math
-from datetime import datetime, timezone
+
+from anima.infra import clock
 
 WHO = {"user": "user", "assistant": "me"}
 OWN_KINDS = {"user": ("user",), "assistant": ("assistant", "agent", "me")}
@@ -37,22 +38,21 @@ def body(content, role: str, keep=None) -> str:
 
 
 def ts(value) -> float | None:
-    """Epoch seconds of an RFC 3339 string or an epoch number; None when it is neither."""
+    """Epoch seconds of an RFC 3339 string or an epoch number (in milliseconds past 1e11);
+    None when it is neither, or lies outside the years anima takes (1970 to 8999, as
+    clock.parse: a time no date can be printed for is no time, 1e300 or year 1)."""
     if isinstance(value, str):
         try:
-            moment = datetime.fromisoformat(value)
+            return clock.parse(value, "ts", ValueError)
         except ValueError:
             try:
                 value = float(value)
             except ValueError:
                 return None
-        else:
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=timezone.utc)
-            return moment.timestamp()
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
-    return value / 1000 if value > 1e11 else float(value)
+    seconds = value / 1000 if value > 1e11 else float(value)
+    return seconds if clock.EARLIEST <= seconds < clock.LATEST else None
 
 
 def message(obj: dict, delegated: bool, when) -> tuple | None:
