@@ -106,7 +106,7 @@ def _function_words(lang: str) -> tuple[frozenset, frozenset]:
 _WHEN = re.compile(r"\bwhen\s+(?:did|does|do|was|were|is|are|will|would|has|have|had)\b"
                    r"|\b(?:what|which)\s+(?:time|date|day|month|year)\b|\bhow\s+long\s+ago\b"
                    r"|什么时候|哪天|哪一天|几号|几月|哪年|哪一年|何时|多久以前", re.IGNORECASE)
-_POSSESSIVE = re.compile(r"(?<=[^\W\d_])['’](?:s\b|(?=\s|$))", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"(?<=[^\W\d_])['’ʼ](?:s\b|(?=\s|$))", re.IGNORECASE)  # (ʼ U+02BC: a letter to isalnum)
 _QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|「([^」]*)」')
 
 
