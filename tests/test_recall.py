@@ -410,6 +410,25 @@ def test_a_time_no_date_can_be_printed_for_is_the_files(run, home):
     assert run("recall", "--ask", "tea number 2").exit_code == 0
 
 
+def test_a_last_line_being_written_is_no_damage(run, home):
+    """A host appends while recall reads: a last line without its newline that is not JSON, in
+    a file modified just now (its time ahead of the clock here, so that no test depends on
+    speed), is skipped without a word; in a file that has settled it is damage, and said."""
+    import os
+    import time
+
+    path = write_session(home, "w", [("user", "green tea", DAY1)])
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"role": "user", "content": "half a li')
+    ahead = time.time() + 3600
+    os.utime(path, (ahead, ahead))
+    r = run("recall", "tea")
+    assert (r.exit_code, r.stderr) == (0, "")
+    os.utime(path, (1e9, 1e9))
+    r = run("recall", "tea")
+    assert (r.exit_code, r.stderr) == (0, f"anima: warning: {path}:3: not JSON; line skipped\n")
+
+
 def test_the_turkish_dotted_capital_i_is_one_word_to_the_scan_as_to_fts5(run, home):
     """str.lower() makes İ an i and a combining dot, which is no letter: the scan cut İstanbul
     in two and never found it, while FTS5, which keeps İ as it is, did."""

@@ -12,7 +12,8 @@ read, the later one is skipped with a warning.
 
 Damage. A line that is not valid UTF-8, not JSON or not a JSON object is skipped with a
 warning naming the file and line (at most 10 such warnings a file, then one saying how many
-more). A corrupt or truncated zstd file keeps every complete line before the damage, with one
+more), but for a last line without its newline in a file that has not settled: a host is
+writing it. A corrupt or truncated zstd file keeps every complete line before the damage, with one
 warning naming the file and the last line kept; if no line is complete before it, or the file
 cannot be read at all, the file is skipped with one warning. An empty file is a session with
 no turns, and no warning.
@@ -59,7 +60,9 @@ class Unreadable(Exception):
 def extract(path: str, sig: list) -> dict:
     """Read `path` into a cache entry: id, format, turns as [line, ts, who, text], warnings.
 
-    Raise Unreadable when nothing can be read from it.
+    Raise Unreadable when nothing can be read from it. A last line without its newline that
+    is not JSON, in a file that has not settled (fs.settled), is being written: it is skipped
+    without a word, as fs.new_json_lines waits for a torn line.
     """
     warnings: list[str] = []
     bad = 0
@@ -67,8 +70,18 @@ def extract(path: str, sig: list) -> dict:
     turns: list[list] = []
     number = 0
     escaped = False  # \uXXXX escapes: the raw bytes then do not show the text's characters
+    writing = not fs.settled([sig], clock.files_now_ns())
+    ends = [b"\n"]  # the last byte read: whether the last line has its newline
+
+    def chunks():
+        for chunk in zstd.chunks(path):
+            if chunk:
+                ends[0] = chunk[-1:]
+            yield chunk
+
+    last_bad = warned = None  # the last bad line's number, and its warning's place if it has one
     try:
-        for number, raw in enumerate(zstd.lines(zstd.chunks(path)), 1):
+        for number, raw in enumerate(zstd.lines(chunks()), 1):
             if not raw.strip():
                 continue
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -88,7 +101,9 @@ def extract(path: str, sig: list) -> dict:
                     why = "not a JSON object"
             if why:
                 bad += 1
+                last_bad, warned = number, None
                 if bad <= MAX_LINE_WARNINGS:
+                    warned = len(warnings)
                     warnings.append(f"{path}:{number}: {why}; line skipped")
                 continue
             if not detector.may_hold_turn(obj):
@@ -97,11 +112,16 @@ def extract(path: str, sig: list) -> dict:
             if turn is not None:
                 turns.append([number, turn[2], turn[0], turn[1]])
     except zstd.Damaged as e:
+        writing = False  # (its last line came whole: the damage is what is said)
         if number == 0:
             raise Unreadable(f"{path}: {e}; file skipped") from None
         warnings.append(f"{path}: {e} after line {number}; kept lines 1-{number}")
     except OSError as e:
         raise Unreadable(f"{path}: cannot read ({e.strerror or e}); file skipped") from None
+    if last_bad == number and writing and ends[0] != b"\n":  # (a line being written, not a damaged one)
+        bad -= 1
+        if warned is not None:
+            del warnings[warned]
     if bad > MAX_LINE_WARNINGS:
         warnings.append(f"{path}: {bad - MAX_LINE_WARNINGS} more bad lines skipped")
     mtime = sig[0] / 1e9
