@@ -302,3 +302,44 @@ def test_each_tool_call_is_its_own_commit(anima_bin, tmp_path, monkeypatch):
     log = subprocess.run(["git", "-C", home, "log", "--format=%B"], capture_output=True, text=True).stdout
     assert log.startswith("mcp memory_stage: facts/facts.jsonl\n") and "0132" not in log
 
+
+
+INIT = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "0"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+RECALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+          "params": {"name": "memory_recall", "arguments": {"terms": ["tea"]}}}
+
+
+def test_a_line_that_is_no_message_is_answered_and_the_session_goes_on(anima_bin, tmp_path):
+    """A cancel naming a list or an object (no request has such an id) ended the server in exit
+    70; a line that is not JSON, or JSON but no JSON-RPC message, got no answer at all. They
+    get -32700 and -32600 with the id null, and the call after them its answer."""
+    anima(anima_bin, "init", "--lang", "en")
+    lines = [json.dumps(r) for r in INIT] + [
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [1]}}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {"a": 1}}}),
+        "garbage{", json.dumps({"a": 1}), json.dumps(RECALL)]
+    proc = subprocess.run([anima_bin, "mcp"], input="".join(line + "\n" for line in lines), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [(r["id"], r.get("error", {}).get("code")) for r in replies] == [
+        (0, None), (None, -32700), (None, -32600), (1, None)]
+    assert replies[-1]["result"]["structuredContent"] == {"results": [], "relaxed": False}
+
+
+def test_a_client_gone_mid_call_ends_the_session_quietly(anima_bin, tmp_path):
+    """The client closes its end of stdout, then asks: the answer meets a broken pipe, which is
+    the end of the session (exit 0, as when stdin closes), not exit 70."""
+    anima(anima_bin, "init", "--lang", "en")
+    proc = subprocess.Popen([anima_bin, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=tmp_path)
+    proc.stdin.write("".join(json.dumps(r) + "\n" for r in INIT).encode())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    proc.stdout.close()  # gone: every answer from now on is written to no one
+    proc.stdin.write((json.dumps(RECALL) + "\n").encode())
+    proc.stdin.close()
+    assert proc.wait(30) == 0
+    assert b"internal error" not in proc.stderr.read()

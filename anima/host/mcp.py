@@ -32,10 +32,20 @@ INSTRUCTIONS = ("anima keeps your persistent first-person self. Read the resourc
 
 
 def serve(home, cwd: str, warn) -> None:
-    """Answer one MCP client on stdin/stdout until stdin closes."""
+    """Answer one MCP client on stdin/stdout until stdin closes, or until the client is gone
+    (its end of stdout closed while a call runs): either is the end of the session."""
     import anyio
 
-    anyio.run(_serve, home, cwd, warn)
+    try:
+        anyio.run(_serve, home, cwd, warn)
+    except BaseExceptionGroup as group:
+        _, rest = group.split(_GONE)
+        if rest is not None:
+            raise rest from None
+
+
+# What a write to a client that has gone raises: the pipe, and the SDK's stream closed after it
+_GONE = (BrokenPipeError, ConnectionResetError)
 
 
 def build_server(home, cwd: str, warn):
@@ -54,7 +64,8 @@ async def _serve(home, cwd, warn):
     server = build_server(home, cwd, warn)
     async with stdio_server() as (read_stream, write_stream):
         pending = set()
-        await server.run(DrainingReader(read_stream, pending), AnswerCounter(write_stream, pending),
+        answers = AnswerCounter(write_stream, pending)
+        await server.run(DrainingReader(read_stream, pending, answers), answers,
                          server.create_initialization_options())
 
 
@@ -66,8 +77,13 @@ DRAIN_SECONDS = 60
 
 
 class DrainingReader:
-    def __init__(self, inner, pending: set):
-        self.inner, self.pending = inner, pending
+    """Also answers a line that is no JSON-RPC message (not JSON: -32700; JSON, but no request,
+    notification or response: -32600), with the id null JSON-RPC 2.0 gives an answer to what
+    has none: the SDK's stdio transport passes it to the server, which answers nothing, and
+    the client would wait for its timeout."""
+
+    def __init__(self, inner, pending: set, answers):
+        self.inner, self.pending, self.answers = inner, pending, answers
 
     @property
     def last_context(self):  # the sender's context, for the SDK to run the handler in
@@ -84,11 +100,16 @@ class DrainingReader:
                 while self.pending:
                     await anyio.sleep(0.01)
             raise
+        if isinstance(item, Exception):
+            await self.answers.send(_unreadable(item))
+            return item
         message = getattr(item, "message", None)
         if isinstance(message, types.JSONRPCRequest):
             self.pending.add(message.id)
         elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
-            self.pending.discard((message.params or {}).get("requestId"))
+            cancelled = (message.params or {}).get("requestId")
+            if isinstance(cancelled, str | int):  # (a list or an object is no request's id: nothing to cancel)
+                self.pending.discard(cancelled)
         return item
 
     async def aclose(self):
@@ -110,6 +131,17 @@ class DrainingReader:
 
     async def __aexit__(self, *exc):
         await self.aclose()
+
+
+def _unreadable(error: Exception):
+    """The JSON-RPC error answering a line the transport could not read as a message."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    errors = getattr(error, "errors", lambda: [])()
+    not_json = any(e.get("type") == "json_invalid" for e in errors)
+    code, what = (types.PARSE_ERROR, "Parse error") if not_json else (types.INVALID_REQUEST, "Invalid Request")
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=what)))
 
 
 class AnswerCounter:
