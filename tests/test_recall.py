@@ -429,6 +429,24 @@ def test_a_last_line_being_written_is_no_damage(run, home):
     assert (r.exit_code, r.stderr) == (0, f"anima: warning: {path}:3: not JSON; line skipped\n")
 
 
+def test_a_nul_in_a_term_is_a_separator_as_to_fts5(run, home):
+    """FTS5 reads its query as a C string: a NUL in a term ended the search in exit 70
+    ("unterminated string"), and with the index on first said the index was damaged. To its
+    tokenizer a NUL separates words, and so it does in a term."""
+    import os
+
+    os.utime(write_session(home, "n", [("user", "green\x00tea here", DAY1)]), (1e9, 1e9))
+    batch = '"green\x00tea"\ngreen\x00tea\n'
+    scanned = [run("recall", "--batch", input=batch) for _ in range(2)]
+    assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    indexed = run("recall", "--batch", input=batch)
+    for r in [*scanned, indexed]:
+        assert (r.exit_code, r.stderr, r.stdout) == (0, "", indexed.stdout)
+    assert [(x["query"], x["line"]) for x in map(json.loads, indexed.stdout.splitlines())] == [(0, 2), (1, 2)]
+    r = run("call", "memory_recall", input=json.dumps({"terms": ["green\x00tea"]}))
+    assert r.exit_code == 0 and [x["line"] for x in json.loads(r.stdout)["results"]] == [2]
+
+
 def test_the_turkish_dotted_capital_i_is_one_word_to_the_scan_as_to_fts5(run, home):
     """str.lower() makes İ an i and a combining dot, which is no letter: the scan cut İstanbul
     in two and never found it, while FTS5, which keeps İ as it is, did."""

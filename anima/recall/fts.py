@@ -110,8 +110,10 @@ def spaced(term: str) -> str:
 
 
 def phrase(term: str) -> str:
-    """The FTS5 query for `term` as one phrase."""
-    return '"' + spaced(term).replace('"', '""') + '"'
+    """The FTS5 query for `term` as one phrase. FTS5 reads a query as a C string, which a NUL
+    would end ("unterminated string"); its tokenizer takes a NUL for a separator, so a space
+    stands for one."""
+    return '"' + spaced(term).replace('"', '""').replace("\0", " ") + '"'
 
 
 def varints(blob: bytes) -> list[int]:
