@@ -88,6 +88,23 @@ def test_a_quote_a_person_would_not_read_as_stored_is_refused(run, corpus, home)
     assert line.split("\t")[0] == fid and line.endswith("My cat is called \ufffdosiM \ufffd.")
 
 
+def test_two_quotes_that_hash_alike_are_two_facts(run, corpus, home):
+    """An id is 32 bits of a hash, and two quotes of one turn that hash alike are found in a
+    second ("code 29685295" and "code 32060020" from s2:2): the second was answered as the
+    first, staged before and approved, and never stored. It is a fact of its own, and each
+    staged again is itself."""
+    write_session(home, "s2", [("user", "My code 29685295. Oops, wrong: my code 32060020.", DAY)])
+    first = run("stage", "--session", "s2", "--line", "2", "--quote", "code 29685295").stdout.strip()
+    assert run("approve", first).exit_code == 0
+    second = run("stage", "--session", "s2", "--line", "2", "--quote", "code 32060020")
+    assert second.exit_code == 0 and second.stderr == "" and second.stdout.strip() != first
+    by_id = {f["id"]: (f["text"], f["status"]) for f in facts(run)}
+    assert by_id == {first: ("code 29685295", "approved"), second.stdout.strip(): ("code 32060020", "candidate")}
+    for quote, fid in (("code 29685295", first), ("code 32060020", second.stdout.strip())):
+        again = run("stage", "--session", "s2", "--line", "2", "--quote", quote)
+        assert (again.exit_code, again.stdout.strip()) == (0, fid) and "staged before" in again.stderr
+
+
 def test_one_bad_line_in_a_batch_stages_nothing(run, corpus):
     good = json.dumps({"session": "s1", "line": 4, "quote": "My cat is called Miso."})
     bad = json.dumps({"session": "s1", "line": 4, "quote": "My dog is called Miso."})

@@ -27,11 +27,19 @@ def normalise(text: str) -> str:
     return " ".join(text.split())
 
 
-def fact_id(session: str, line: int, quote: str) -> str:
+def fact_id(session: str, line: int, quote: str, taken=frozenset()) -> str:
+    """f and 8 hex digits, a hash of the source and the quote: the first of them not `taken`
+    (the hash of the same again, numbered 1, 2, ... after it). Two quotes may hash alike in 32
+    bits, and one is found in seconds: the second must not be taken for the first."""
+    import itertools
     import zlib
 
     key = "\0".join((session, str(line), normalise(quote)))
-    return f"f{zlib.crc32(key.encode('utf-8')):08x}"
+    for n in itertools.count():
+        salted = key if n == 0 else f"{key}\0{n}"
+        fid = f"f{zlib.crc32(salted.encode('utf-8')):08x}"
+        if fid not in taken:
+            return fid
 
 
 def check_tags(tags) -> list[str]:
@@ -123,12 +131,16 @@ class FactStore:
         with fs.locked(self.file, what="facts"):
             facts = self.load()
             known = {f["id"] for f in facts}
+            sources = {(f.get("source", {}).get("session"), f.get("source", {}).get("line"), f["text"]): f["id"]
+                       for f in facts}
             for r, quote, turn in staged:
-                fid = fact_id(r.session, r.line, quote)
-                result.append((fid, fid not in known))
-                if fid in known:
+                before = sources.get((r.session, r.line, quote))  # (staged before: the same fact)
+                fid = before or fact_id(r.session, r.line, quote, known)
+                result.append((fid, before is None))
+                if before is not None:
                     continue
                 known.add(fid)
+                sources[(r.session, r.line, quote)] = fid
                 facts.append({
                     "id": fid, "text": quote, "status": "candidate", "tags": r.tags, "importance": r.importance,
                     "source": {"session": r.session, "line": r.line, "who": turn.who, "said": clock.iso(turn.ts),
