@@ -710,3 +710,82 @@ def test_the_index_keeps_which_turns_tell_a_time_through_an_update(run, home):
         assert con.execute("SELECT count(*) FROM turns WHERE tells").fetchone() == (2,)
     finally:
         con.close()
+
+
+def test_a_search_reads_one_snapshot_an_update_waits_for(run, indexed, home):
+    """A search asks the index many times; an update that committed between two of its reads
+    mixed turns and rows from before and after it (wrong results, or exit 70 in window.Turns).
+    An open index holds one read transaction: a writer cannot commit until it is closed."""
+    from anima.infra import config
+    from anima.infra.home import Home
+    from anima.recall import index
+
+    h = Home(str(home))
+    idx = index.Open(h, config.load(h.config))
+    writer = sqlite3.connect(str(home / "index" / "recall.sqlite"), timeout=0.2)
+    writer.execute("DELETE FROM turns WHERE id IN (SELECT id FROM turns LIMIT 5)")
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        writer.commit()
+    idx.close()
+    writer.commit()  # (the search done, the update goes on)
+    writer.close()
+
+
+def test_a_line_appended_without_its_newline_is_indexed_at_the_next_update(run, indexed, home):
+    """The update reads what a file grew by in whole lines; a last line without its newline was
+    left out while the file's new signature was kept, so no later update read it (verify 0,
+    stale 0) and only a scan found it."""
+    path = home / "sessions" / "grow.jsonl"
+    path.write_text(json.dumps({"role": "user", "content": "a first wombat", "ts": "2026-11-01T00:00:00Z"}) + "\n")
+    backdate(home, path)
+    assert run("index", "update").exit_code == 0
+    with open(path, "a") as f:
+        f.write(json.dumps({"role": "user", "content": "a second wombat", "ts": "2026-11-02T00:00:00Z"}))
+    backdate(home, path)
+    assert run("index", "update").exit_code == 0
+    indexed_lines = [line.split("\t")[1] for line in run("recall", "wombat").stdout.splitlines()]
+    run("index", "off")
+    assert indexed_lines == [line.split("\t")[1] for line in run("recall", "wombat").stdout.splitlines()] == ["2", "1"]
+
+
+def test_the_journal_of_a_killed_update_is_rolled_back_not_called_damage(run, indexed, home, anima_bin):
+    """A writer killed mid-transaction leaves a hot journal, which only a connection that may
+    write can roll back: every reader (status, on, recall) called the intact index damaged
+    until the next update. A reader now rolls it back first; the index is as before."""
+    qs = queries(1)
+    good = recall_batch(run, qs)
+    db = home / "index" / "recall.sqlite"
+    script = ("import os, signal, sqlite3, sys\n"
+              "con = sqlite3.connect(sys.argv[1])\n"
+              "con.execute('PRAGMA cache_size=1')\n"  # (every page changed is written to the file)
+              "con.execute('BEGIN')\n"
+              "con.execute('DELETE FROM turns')\n"
+              "con.execute('DELETE FROM files')\n"
+              "os.kill(os.getpid(), signal.SIGKILL)\n")
+    proc = subprocess.run([str(Path(anima_bin).parent / "python"), "-c", script, str(db)])
+    assert proc.returncode == -signal.SIGKILL and (home / "index" / "recall.sqlite-journal").exists()
+    status = run("index", "status", "--json")
+    assert status.exit_code == 0 and json.loads(status.stdout)["stale"] == 0, status.stderr
+    r = run("recall", "--batch", "--limit", "1000", input=qs)
+    assert (r.stdout, r.stderr) == (good, "")
+    assert run("index", "verify").exit_code == 0
+
+
+def test_damage_an_update_meets_is_said_not_a_crash(run, indexed, home):
+    """Pages damaged past the first read (the schema and meta intact): update met them in its
+    plan and ended in exit 70; it now says the index is not usable (65), as status does."""
+    db = home / "index" / "recall.sqlite"
+    size = db.stat().st_size
+    rng = random.Random(5)
+    codes = set()
+    for page in range(2, size // 4096):
+        data = bytearray(db.read_bytes())
+        snapshot_bytes = bytes(data)
+        data[page * 4096:(page + 1) * 4096] = rng.randbytes(4096)
+        db.write_bytes(bytes(data))
+        r = run("index", "update")
+        codes.add(r.exit_code)
+        assert r.exit_code in (0, 65), (page, r.exit_code, r.stderr)
+        assert r.exit_code == 0 or r.stderr.startswith(f"anima: {db}: not a usable index (")
+        db.write_bytes(snapshot_bytes)
+    assert 65 in codes

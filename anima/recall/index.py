@@ -57,10 +57,29 @@ def _connect(db_path: str, readonly: bool = False):
     with contextlib.suppress(FileNotFoundError):  # sqlite opens by path: no link on the way or in place
         os.close(fs.open_file(db_path))
     if readonly:
+        if os.path.exists(db_path + "-journal") and os.path.exists(db_path):
+            _roll_back(db_path)
         con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
     else:
         con = sqlite3.connect(db_path, timeout=30)
     return con
+
+
+def _roll_back(db_path: str) -> None:
+    """Roll back the journal a writer killed mid-update left (a hot journal): SQLite does it on
+    the first read, but only a connection that may write can, and a read-only one reads the
+    file as damaged ("attempt to write a readonly database") until an update comes. A
+    journal a live writer holds is not hot, and is left to it."""
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(db_path, timeout=30)
+        try:
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        pass  # (the read-only connection finds the damage, and says it)
 
 
 # SQLite's result codes for a file system that refused a write, and the errno each one is
@@ -126,17 +145,19 @@ def _read_file(args):
 
     path, sig = args
     warnings: list[str] = []
+    data = None
+    if not path.endswith(zstd.ZSTD_SUFFIXES):  # read once: what is parsed is what a later append follows
+        with contextlib.suppress(OSError):  # (extract then reads it, and says why it cannot)
+            with open(path, "rb") as f:
+                data = f.read()
     try:
-        entry = sessions.extract(path, sig)
+        entry = sessions.extract(path, sig, data)
     except sessions.Unreadable as e:
         return path, sig, None, [str(e)]
     warnings += entry["warnings"]
     size = lines = 0
-    if not path.endswith(zstd.ZSTD_SUFFIXES):
-        with open(path, "rb") as f:
-            data = f.read()
-        if data.endswith(b"\n"):  # a later append continues after these lines; else read it all again
-            size, lines = len(data), data.count(b"\n")
+    if data is not None and data.endswith(b"\n"):  # a later append continues after these lines; else read it all
+        size, lines = len(data), data.count(b"\n")
     rows = [(line, ts, WHO.index(who), fts.body(text), ranking.asks(text)) for line, ts, who, text in entry["turns"]]
     return path, sig, {"id": entry["id"], "format": entry["format"], "delegated": entry["delegated"],
                        "rows": rows, "size": size, "lines": lines,
@@ -164,6 +185,8 @@ def _read_appended(path: str, fmt: str, delegated: bool, size: int, lines: int, 
         f.seek(size)
         data = f.read()
     end = data.rfind(b"\n") + 1
+    if end < len(data):  # (a last line without its newline: the whole file is read, and that line with it)
+        return None
     rows = []
     for number, raw in enumerate(data[:end].split(b"\n")[:-1], lines + 1):
         if not raw.strip():
@@ -573,7 +596,10 @@ def _fill_shard(con, items, k: int, shards: int, tick) -> dict:
 
 def update(home, cfg, warn=lambda m: None) -> dict:
     """Bring the index up to date: index new cold sessions, append what grew, retire the rows
-    of files that changed otherwise or are gone. Raise Busy if a rebuild or update runs."""
+    of files that changed otherwise or are gone. Raise Busy if a rebuild or update runs, and
+    Unusable for an index it finds damaged."""
+    import sqlite3
+
     from anima.recall import sources
 
     target = path(home)
@@ -622,6 +648,10 @@ def update(home, cfg, warn=lambda m: None) -> dict:
                     added += _insert(con, stale, sig, got)
                 _tell(con, added)
                 _save_listing(con, seen, set(files).difference(p.current, p.stale))
+        except sqlite3.DatabaseError as e:
+            if (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF in _SQLITE_ERRNO:
+                raise  # (a write the file system refused: _disk says so)
+            raise damaged(target, e) from None
         finally:
             con.close()
     return counts
@@ -658,13 +688,18 @@ def _outdated(target: str) -> bool:
     return bool(found) and found[0] != version()
 
 
+def damaged(target: str, e: Exception) -> Unusable:
+    """What SQLite's error `e` over the index at `target` says of it: not usable, rebuild it."""
+    return Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one")
+
+
 def _usable(con, target: str) -> None:
     import sqlite3
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key='version'").fetchone()
     except sqlite3.DatabaseError as e:
-        raise Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one") from None
+        raise damaged(target, e) from None
     if not found or found[0] != version():
         raise Unusable(f"{target}: made by another version of anima; `anima index rebuild` makes a new one")
 
@@ -684,6 +719,9 @@ class Open:
         self._totals = self._covered = None
         self._hits: dict[tuple[str, str], int] = {}
         try:
+            # one read transaction for the whole answer: an update that commits meanwhile waits
+            # for it (its rows and a turns table from before and after it would not agree)
+            self.con.execute("BEGIN")
             _usable(self.con, target)
             self.tables = shards(self.con)
             self.plan = None if files is not None else quick_plan(self.con, home, cfg)
@@ -693,7 +731,7 @@ class Open:
                                  cfg["index.hot_minutes"])
         except sqlite3.DatabaseError as e:
             self.con.close()
-            raise Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one") from None
+            raise damaged(target, e) from None
         except Unusable:
             self.con.close()
             raise
@@ -785,7 +823,7 @@ def status(home, cfg) -> dict:
         live = con.execute("SELECT count(*) FROM turns").fetchone()[0]
         built = con.execute("SELECT value FROM meta WHERE key='built'").fetchone()
     except sqlite3.DatabaseError as e:
-        raise Unusable(f"{target}: not a usable index ({e}); `anima index rebuild` makes a new one") from None
+        raise damaged(target, e) from None
     finally:
         con.close()
 

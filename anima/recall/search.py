@@ -695,7 +695,7 @@ def run(home, cfg, queries: list[Query], filters: Filters, limit: int, tiers: bo
     except sqlite3.DatabaseError as e:  # damage deeper than opening it showed
         if idx is None:
             raise
-        warn(f"{index.path(home)}: not a usable index ({e}); scanning the transcripts instead")
+        warn(f"{index.damaged(index.path(home), e)}; scanning the transcripts instead")
         idx.close()
         idx = None
         ranked = answer(None)

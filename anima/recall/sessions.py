@@ -57,8 +57,9 @@ class Unreadable(Exception):
     """Nothing can be read from the file; the message is the warning."""
 
 
-def extract(path: str, sig: list) -> dict:
-    """Read `path` into a cache entry: id, format, turns as [line, ts, who, text], warnings.
+def extract(path: str, sig: list, data: bytes | None = None) -> dict:
+    """Read `path` into a cache entry: id, format, turns as [line, ts, who, text], warnings;
+    `data`, when given, is its bytes as the caller read them (what it then knows was read).
 
     Raise Unreadable when nothing can be read from it. A last line without its newline that
     is not JSON, in a file that has not settled (fs.settled), is being written: it is skipped
@@ -74,7 +75,7 @@ def extract(path: str, sig: list) -> dict:
     ends = [b"\n"]  # the last byte read: whether the last line has its newline
 
     def chunks():
-        for chunk in zstd.chunks(path):
+        for chunk in zstd.chunks(path) if data is None else (data,):
             if chunk:
                 ends[0] = chunk[-1:]
             yield chunk
