@@ -51,5 +51,6 @@ def test_printable_shows_controls_and_reordering_bidi_controls_as_replacement():
     reorder = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
     assert printable(f"a{reorder}b") == "a" + "\ufffd" * len(reorder) + "b"
     assert printable("x\x07\x1b[2J\x9by") == "x\ufffd\ufffd[2J\ufffdy"
+    assert printable("tea\U000e0069\U000e0067!") == "tea\ufffd\ufffd!"  # (tag characters: hidden ASCII)
     kept = "tab\there\nשלום\u200f \u200eabc \u061cمرحبا"
     assert printable(kept) == kept

@@ -81,7 +81,7 @@ def stage(home, session, line, quote, tags, importance):
 def _fact_line(f):
     src = f.get("source", {})
     where = f"{src.get('session')}:{src.get('line')}"
-    return f"{f['id']}\t{f['status']}\t{','.join(f.get('tags', []))}\t{where}\t{printable(f['text'])}\n"
+    return printable(f"{f['id']}\t{f['status']}\t{','.join(f.get('tags', []))}\t{where}\t{f['text']}") + "\n"
 
 
 @click.command("facts")

@@ -45,8 +45,9 @@ def fact_id(session: str, line: int, quote: str, taken=frozenset()) -> str:
 def check_tags(tags) -> list[str]:
     out = []
     for tag in tags:
-        if not _TAG.match(tag):
-            raise UsageError(f"{tag!r} is not a tag: one word, no spaces, commas or slashes, at most 40 characters")
+        if not _TAG.match(tag) or not tag.isprintable():  # (no control, bidi or invisible character)
+            raise UsageError(f"{tag!r} is not a tag: one word of printable characters, no spaces, commas or "
+                             "slashes, at most 40 characters")
         if tag not in out:
             out.append(tag)
     return out
@@ -59,15 +60,18 @@ def last_change(fact: dict, status: str) -> str:
 
 def _shown_as_read(quote: str, what: str) -> None:
     """DataError unless a person sees the quote as the prompt will hold it: plain text (no
-    control character), and no bidi control, which shows words in another order than they
-    are stored (a person would approve what they did not read)."""
-    from anima.infra.text import BIDI, plain
+    control character), no bidi control, which shows words in another order than they are
+    stored, and no tag character, which shows nothing and stands for an ASCII one (words a
+    model reads and a person does not): a person would approve what they did not read."""
+    from anima.infra.text import BIDI, TAGS, plain
 
     plain(quote, what)
-    found = BIDI.search(quote)
-    if found:
-        raise DataError(f"{what} holds the bidi control U+{ord(found[0]):04X} at character {found.start() + 1}, "
-                        "which shows words in another order than they are stored; quote the words beside it")
+    for found, why in ((BIDI.search(quote), "shows words in another order than they are stored"),
+                       (TAGS.search(quote), "shows nothing, and stands for a letter a model reads")):
+        if found:
+            kind = "bidi control" if found.re is BIDI else "tag character"
+            raise DataError(f"{what} holds the {kind} U+{ord(found[0]):04X} at character {found.start() + 1}, "
+                            f"which {why}; quote the words beside it")
 
 
 class Request:
@@ -113,17 +117,22 @@ class FactStore:
 
         `resolve(session, line)` returns the Turn or None. Returns (id, newly staged) pairs.
         """
+        from anima.recall.formats.common import plain_id
+
         staged = []
         for r in requests:
+            # (a session id as it is when it may be one, else quoted: an agent's argument in a
+            # message may not start a line of its own or send an escape to a terminal)
+            where = f"{r.session if plain_id(r.session) else repr(r.session)}:{r.line}"
             quote = normalise(r.quote)
             if not quote:
-                raise Refused(f"{r.session}:{r.line}: refusing an empty quote")
-            _shown_as_read(quote, f"{r.session}:{r.line}: the quote")
+                raise Refused(f"{where}: refusing an empty quote")
+            _shown_as_read(quote, f"{where}: the quote")
             turn = resolve(r.session, r.line)
             if turn is None:
-                raise Refused(f"{r.session}:{r.line}: no such turn in the transcripts; a fact needs a real source")
+                raise Refused(f"{where}: no such turn in the transcripts; a fact needs a real source")
             if quote not in normalise(turn.text):
-                raise Refused(f"{r.session}:{r.line}: the quote does not occur in that turn; "
+                raise Refused(f"{where}: the quote does not occur in that turn; "
                               "a fact needs a real source")
             staged.append((r, quote, turn))
         at = clock.iso(now)

@@ -10,8 +10,9 @@ _BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 # C0 and C1 controls but the tab and the line breaks: a NUL ends a C string, an ESC (or the
 # C1 CSI, U+009B) starts a terminal's escape sequence.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
-# What printable shows as U+FFFD: those, and the bidi controls that reorder what follows.
-_UNPRINTED = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
+# What printable shows as U+FFFD: those, the bidi controls that reorder what follows, and the
+# tag characters (TAGS, below).
+_UNPRINTED = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
 # In a name nothing breaks a line either: a listing of names is one a line.
 _NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -84,6 +85,9 @@ def heading_like(line: str) -> bool:
 # Bidi controls (embeddings, overrides, isolates, marks): they make a text show in an order
 # other than the one it is compared in.
 BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# The tag characters: each shows nothing and stands for an ASCII one, so a text a model reads can
+# hide words a person never sees (only the flags of regions are made of them).
+TAGS = re.compile("[\U000e0000-\U000e007f]")
 
 
 @functools.cache
@@ -141,8 +145,9 @@ def printable(text: str) -> str:
     NUL or an escape a person edited into a file reaches no terminal and no prompt, and shows;
     so are the bidi controls that reorder what follows them (embeddings, overrides, isolates),
     so that a person reads the words in the order they are stored ("\u202egnihtemos" shows
-    as it is, not as "something"). The marks (LRM, RLM, ALM) reorder nothing and stay, as
-    right-to-left text uses them."""
+    as it is, not as "something"), and the tag characters, so that no hidden words reach a
+    prompt unseen. The marks (LRM, RLM, ALM) reorder nothing and stay, as right-to-left text
+    uses them."""
     return _UNPRINTED.sub("\ufffd", text)
 
 
