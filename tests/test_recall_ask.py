@@ -112,7 +112,7 @@ def test_a_date_named_favours_turns_near_it(run, home):
     write_session(home, "june", [("user", "We went hiking by the lake.", "2023-06-20T09:00:00Z")])
     for question in ("What did we do on 14 March 2023?", "What did we do on March 14, 2023 at the lake?",
                      "What did we do in March 2023?", "2023年3月14日 hiking", "hiking on 2023-03-14",
-                     "hiking 2023-03-14T09:00:00Z?"):
+                     "hiking 2023-03-14T09:00:00Z?", "２０２３年３月１４日 hiking"):
         found = ask(run, question)
         assert [x["session"] for x in found][:1] == ["march"], question
     assert [x["session"] for x in ask(run, "hiking on 2023-06-20")][:1] == ["june"]

@@ -6,8 +6,9 @@ A host or a model asks "When did Maria get Coco?", not `maria coco`. Taken word 
 would search with it:
 
 - a date it names ("14 March 2023", "March 14, 2023", "March 2023", "2023-03-14", an RFC 3339
-  time's day, "2023年3月14日", "2023年3月", a year "in 2023") is taken out of the words and
-  kept as a span of time (UTC days), which the ranking favours turns near (anima.recall.window);
+  time's day, "2023年3月14日" in ASCII or full-width digits, "2023年3月", a year "in 2023") is
+  taken out of the words and kept as a span of time (UTC days), which the ranking favours
+  turns near (anima.recall.window);
 - a part in double quotes ("parked car") stays one term, as given, whatever words it holds;
 - an English possessive is its noun ("Melanie's", "James'": Melanie, James), so that it
   matches where the name stands alone ("Melanie: ...");
@@ -77,17 +78,23 @@ def _span(kind: str, groups: tuple) -> tuple[float, float] | None:
         return None
 
 
+# Full-width digits, as a Chinese keyboard may type a date (２０２３年３月): read as ASCII ones,
+# one character for one, so that a match's place is the same in the text as written.
+_WIDE = {0xFF10 + i: 0x30 + i for i in range(10)}
+
+
 def dates(text: str) -> tuple[list[tuple[float, float]], str]:
     """The spans of time a text names, and the text without them."""
     spans = []
     for pattern, kind in _dates():
-        def take(m, kind=kind):
+        kept, at = [], 0
+        for m in pattern.finditer(text.translate(_WIDE)):
             span = _span(kind, m.groups())
-            if span is None:
-                return m.group(0)
-            spans.append(span)
-            return " "
-        text = pattern.sub(take, text)
+            if span is not None:
+                spans.append(span)
+                kept += [text[at:m.start()], " "]
+                at = m.end()
+        text = "".join(kept) + text[at:]
     return spans, text
 
 
