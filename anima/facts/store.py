@@ -66,10 +66,10 @@ def _shown_as_read(quote: str, what: str) -> None:
     from anima.infra.text import BIDI, TAGS, plain
 
     plain(quote, what)
-    for found, why in ((BIDI.search(quote), "shows words in another order than they are stored"),
-                       (TAGS.search(quote), "shows nothing, and stands for a letter a model reads")):
+    for pattern, kind, why in ((BIDI, "bidi control", "shows words in another order than they are stored"),
+                               (TAGS, "tag character", "shows nothing, and stands for a letter a model reads")):
+        found = pattern.search(quote)
         if found:
-            kind = "bidi control" if found.re is BIDI else "tag character"
             raise DataError(f"{what} holds the {kind} U+{ord(found[0]):04X} at character {found.start() + 1}, "
                             f"which {why}; quote the words beside it")
 

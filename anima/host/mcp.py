@@ -44,7 +44,7 @@ def serve(home, cwd: str, warn) -> None:
             raise rest from None
 
 
-# What a write to a client that has gone raises: the pipe, and the SDK's stream closed after it
+# What a write to a client that has gone raises
 _GONE = (BrokenPipeError, ConnectionResetError)
 
 

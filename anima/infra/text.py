@@ -12,7 +12,7 @@ _BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
 # What printable shows as U+FFFD: those, the bidi controls that reorder what follows, and the
 # tag characters (TAGS, below).
-_UNPRINTED = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
+_UNPRINTED = re.compile(_CONTROL.pattern[:-1] + "\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
 # In a name nothing breaks a line either: a listing of names is one a line.
 _NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
