@@ -167,6 +167,25 @@ def test_errors_are_json_with_the_exit_status(run, corpus, name, args, code):
     assert got == code and res["exit"] == code and res["error"]
 
 
+def test_a_recall_tools_question_is_a_question_not_a_document(run, corpus):
+    """A model led to paste a document as its query held the host for it (300,000 CJK
+    characters: ~30 s); past QUERY_MAX_CHARS it is a usage error, said before any search, and
+    the schema tells the model the bound. At the bound it is searched."""
+    from anima.host.tools import QUERY_MAX_CHARS
+
+    for name, args in (("memory_recall", {"query": "茶" * (QUERY_MAX_CHARS + 1)}),
+                       ("memory_recall", {"terms": ["miso"] * (QUERY_MAX_CHARS // 4 + 1)}),
+                       ("self_recall", {"query": "x" * (QUERY_MAX_CHARS + 1)})):
+        got, res = call(run, name, args)
+        assert got == 2 and f"at most {QUERY_MAX_CHARS}: a question, not a document" in res["error"], name
+    got, res = call(run, "memory_recall", {"query": "miso " + "x" * (QUERY_MAX_CHARS - 5)})
+    assert got == 0 and [r["line"] for r in res["results"]][:1] == [2]
+    schemas = {t["function"]["name"]: t["function"]["parameters"]["properties"]
+               for t in json.loads(run("tools", "--json").stdout)}
+    assert all(f"at most {QUERY_MAX_CHARS} characters" in schemas[n]["query"]["description"]
+               for n in ("memory_recall", "self_recall"))
+
+
 def test_a_block_holding_the_users_private_data_is_refused_and_unchanged(run, corpus):
     before = call(run, "get_self_blocks", {"key": "direction"})[1]
     code, res = call(run, "update_self_block", {"key": "direction", "body": "I will text 415-555-0132 tonight."})

@@ -56,6 +56,12 @@ _MESSAGE = {"type": "object", "required": ["id", "to", "text", "scene", "in_repl
             "properties": {"id": _STR, "to": _OR_NULL, "text": _OR_NULL, "scene": _OR_NULL, "in_reply_to": _OR_NULL,
                            "trace_id": _STR, "at": _STR, "action": _OR_NULL}}
 
+# How long a recall tool's question (or its terms together) may be. A search's time grows with
+# its terms: a model led to paste a document as its query (300,000 CJK characters: ~30 s and
+# ~380 MB) would hold its host for it. A question is seldom a paragraph.
+QUERY_MAX_CHARS = 4096
+
+
 TOOLS = [
     Tool("self_note",
          "Write a note about yourself for later sessions: 1 to 3 first-person sentences about how you "
@@ -68,7 +74,8 @@ TOOLS = [
          "(query) or give exact terms. Turns holding every term come first, then those holding some of them (relaxed). "
          "Returns results with session, line, date, who and text; the same words said again elsewhere "
          "are one result, the other places in also.",
-         {"query": {"type": "string", "description": "A question, as you would ask it: 'When did Maria get Coco?'"},
+         {"query": {"type": "string", "description": "A question, as you would ask it: 'When did Maria get Coco?' "
+                                                     f"(at most {QUERY_MAX_CHARS} characters)."},
           "terms": {"type": "array", "items": {"type": "string"},
                     "description": "Exact search terms instead of a query: each word or phrase searched as given."},
           "limit": {"type": "integer", "description": "At most this many results (default 10)."},
@@ -80,7 +87,8 @@ TOOLS = [
          "Search your own past: your autobiography, your stream and its archive, your memories and your "
          "diary. Ask in plain words; paragraphs holding every word come first, then those with some of "
          "them (relaxed). Returns results with file, line, date, time, kind and text.",
-         {"query": {"type": "string", "description": "What to look for, in plain words."},
+         {"query": {"type": "string",
+                    "description": f"What to look for, in plain words (at most {QUERY_MAX_CHARS} characters)."},
           "limit": {"type": "integer", "description": "At most this many results (default 10)."},
           "since": {"type": "string", "description": "Only paragraphs dated on or after this date (YYYY-MM-DD)."}},
          ["query"],
@@ -223,6 +231,7 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
 
         if ("query" in args) == ("terms" in args):
             raise UsageError("memory_recall: give 'query' (a question) or 'terms', one of them")
+        _asked(name, args)
         q = ask.query(args["query"]) if "query" in args else recall.Query(args["terms"])
         if not q.raw:
             raise UsageError("memory_recall: give at least one search term")
@@ -279,6 +288,7 @@ def _self_recall(home, cfg, args: dict, warn) -> dict:
     from anima.recall import ask, past
     from anima.recall import search as recall
 
+    _asked("self_recall", args)
     q = ask.query(args["query"])  # a question: function words dropped, dates read (anima.recall.ask)
     if not q.raw:
         raise UsageError("self_recall: give at least one word to look for")
@@ -287,6 +297,15 @@ def _self_recall(home, cfg, args: dict, warn) -> dict:
         raise UsageError("self_recall: 'limit' must be at least 1")
     found = past.search(home, q, recall.parse_since(args.get("since"), "self_recall: since"), limit, warn)
     return {"results": [past.as_json(h) for h in found], "relaxed": bool(found) and found[0].relaxed}
+
+
+def _asked(name: str, args: dict) -> None:
+    """UsageError for a query or terms past QUERY_MAX_CHARS."""
+    size = len(args["query"]) if "query" in args else sum(map(len, args["terms"]))
+    if size > QUERY_MAX_CHARS:
+        what = "'query' is" if "query" in args else "'terms' are"
+        raise UsageError(f"{name}: {what} {size} characters long; at most {QUERY_MAX_CHARS}: a question, "
+                         "not a document")
 
 
 EVIDENCE = "the agent asked for it, with update_self_block"
