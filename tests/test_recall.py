@@ -390,13 +390,15 @@ def test_what_fts5_folds_to_ascii_is_found_on_every_pass(run, home):
 
 def test_a_time_no_date_can_be_printed_for_is_the_files(run, home):
     """A turn's time outside the years anima takes (1970 to 8999) is no time: the turn is dated
-    by its file, as for a time that does not parse, with the index on and off. 1e300 and -1e18
-    ended every search holding such a turn in exit 70; year 1 printed as 1-01-01."""
+    by its file, as for a time that does not parse, with the index on and off. 1e300, -1e18 and
+    an integer past any float ended every search holding such a turn in exit 70; year 1
+    printed as 1-01-01."""
     import os
 
     path = home / "sessions" / "odd.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    times = [1e300, -1e18, "0001-01-01T00:00:00Z", 1e18, "9999-12-31T00:00:00Z", -5, "2026-10-01T09:00:00Z"]
+    times = [1e300, -1e18, "0001-01-01T00:00:00Z", 1e18, "9999-12-31T00:00:00Z", -5, 10 ** 309, -(10 ** 309),
+             "2026-10-01T09:00:00Z"]
     path.write_text("".join(json.dumps({"role": "user", "content": f"tea number {i}", "ts": t}) + "\n"
                             for i, t in enumerate(times)), encoding="utf-8")
     os.utime(path, (1_790_000_000, 1_790_000_000))  # 2026-09-21
@@ -406,7 +408,7 @@ def test_a_time_no_date_can_be_printed_for_is_the_files(run, home):
     for r in [*scanned, indexed]:
         assert (r.exit_code, r.stdout) == (0, indexed.stdout), r.stderr
     dates = {json.loads(x)["line"]: json.loads(x)["date"] for x in indexed.stdout.splitlines()}
-    assert dates == {**{n: "2026-09-21" for n in range(1, 7)}, 7: "2026-10-01"}
+    assert dates == {**{n: "2026-09-21" for n in range(1, 9)}, 9: "2026-10-01"}
     assert run("recall", "--ask", "tea number 2").exit_code == 0
 
 

@@ -43,11 +43,15 @@ def fact_id(session: str, line: int, quote: str, taken=frozenset()) -> str:
 
 
 def check_tags(tags) -> list[str]:
+    from anima.infra.text import BIDI, TAGS, control_at
+
     out = []
     for tag in tags:
-        if not _TAG.match(tag) or not tag.isprintable():  # (no control, bidi or invisible character)
-            raise UsageError(f"{tag!r} is not a tag: one word of printable characters, no spaces, commas or "
-                             "slashes, at most 40 characters")
+        # (not str.isprintable: its Unicode is 14's, and a newer emoji, or a joiner in a word of
+        # Persian or an emoji family, is what a person reads all the same)
+        if not _TAG.match(tag) or control_at(tag) is not None or BIDI.search(tag) or TAGS.search(tag):
+            raise UsageError(f"{tag!r} is not a tag: one word, no spaces, commas or slashes, no control, "
+                             "bidi or tag character, at most 40 characters")
         if tag not in out:
             out.append(tag)
     return out

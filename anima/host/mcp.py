@@ -108,7 +108,7 @@ class DrainingReader:
             self.pending.add(message.id)
         elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
             cancelled = (message.params or {}).get("requestId")
-            if isinstance(cancelled, str | int):  # (a list or an object is no request's id: nothing to cancel)
+            if isinstance(cancelled, str | int) and not isinstance(cancelled, bool):  # (true is no id, nor [1])
                 self.pending.discard(cancelled)
         return item
 

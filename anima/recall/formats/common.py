@@ -1,7 +1,5 @@
 """What every transcript format reads alike: who a role is, a message's body, a time."""
 
-import math
-
 from anima.infra import clock
 
 WHO = {"user": "user", "assistant": "me"}
@@ -49,9 +47,14 @@ def ts(value) -> float | None:
                 value = float(value)
             except ValueError:
                 return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    seconds = value / 1000 if value > 1e11 else float(value)
+    try:
+        seconds = float(value)
+    except OverflowError:  # (an integer past any float: 1 and 309 zeros)
+        return None
+    if seconds > 1e11:
+        seconds /= 1000
     return seconds if clock.EARLIEST <= seconds < clock.LATEST else None
 
 
