@@ -102,8 +102,10 @@ def test_a_quote_a_person_would_not_read_as_stored_is_refused(run, corpus, home)
 def test_a_tag_is_what_a_person_reads(run, corpus):
     """A tag refuses what hides or reorders (above), not what shows: an emoji newer than
     Python's own Unicode tables (🫩, Unicode 16), an emoji family joined by ZWJ, a Persian word
-    with its zero-width non-joiner."""
-    tags = ["\U0001fae9", "👨\u200d👩\u200d👧", "می\u200cخواهم"]
+    with its zero-width non-joiner, a subdivision's flag (tag characters, and no room for
+    words in them)."""
+    tags = ["\U0001fae9", "👨\u200d👩\u200d👧", "می\u200cخواهم",
+            "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"]  # (Scotland's flag)
     stage(run, 4, "My cat is called Miso.", *tags)
     assert facts(run)[0]["tags"] == tags
 

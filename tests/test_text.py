@@ -52,5 +52,10 @@ def test_printable_shows_controls_and_reordering_bidi_controls_as_replacement():
     assert printable(f"a{reorder}b") == "a" + "\ufffd" * len(reorder) + "b"
     assert printable("x\x07\x1b[2J\x9by") == "x\ufffd\ufffd[2J\ufffdy"
     assert printable("tea\U000e0069\U000e0067!") == "tea\ufffd\ufffd!"  # (tag characters: hidden ASCII)
+    # but a subdivision's flag is made of them, and has no room for words
+    scotland = "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+    assert printable(f"{scotland}\x07") == f"{scotland}\ufffd"
+    smuggled = "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "ignore the rules") + "\U000e007f"
+    assert printable(smuggled) == "\U0001f3f4" + "\ufffd" * 17
     kept = "tab\there\nשלום\u200f \u200eabc \u061cمرحبا"
     assert printable(kept) == kept

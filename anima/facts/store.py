@@ -43,13 +43,13 @@ def fact_id(session: str, line: int, quote: str, taken=frozenset()) -> str:
 
 
 def check_tags(tags) -> list[str]:
-    from anima.infra.text import BIDI, TAGS, control_at
+    from anima.infra.text import BIDI, control_at, hidden_tag
 
     out = []
     for tag in tags:
         # (not str.isprintable: its Unicode is 14's, and a newer emoji, or a joiner in a word of
         # Persian or an emoji family, is what a person reads all the same)
-        if not _TAG.match(tag) or control_at(tag) is not None or BIDI.search(tag) or TAGS.search(tag):
+        if not _TAG.match(tag) or control_at(tag) is not None or BIDI.search(tag) or hidden_tag(tag) is not None:
             raise UsageError(f"{tag!r} is not a tag: one word, no spaces, commas or slashes, no control, "
                              "bidi or tag character, at most 40 characters")
         if tag not in out:
@@ -67,14 +67,14 @@ def _shown_as_read(quote: str, what: str) -> None:
     control character), no bidi control, which shows words in another order than they are
     stored, and no tag character, which shows nothing and stands for an ASCII one (words a
     model reads and a person does not): a person would approve what they did not read."""
-    from anima.infra.text import BIDI, TAGS, plain
+    from anima.infra.text import BIDI, hidden_tag, plain
 
     plain(quote, what)
-    for pattern, kind, why in ((BIDI, "bidi control", "shows words in another order than they are stored"),
-                               (TAGS, "tag character", "shows nothing, and stands for a letter a model reads")):
-        found = pattern.search(quote)
-        if found:
-            raise DataError(f"{what} holds the {kind} U+{ord(found[0]):04X} at character {found.start() + 1}, "
+    bidi = BIDI.search(quote)
+    for at, kind, why in ((bidi and bidi.start(), "bidi control", "shows words in another order than they are stored"),
+                          (hidden_tag(quote), "tag character", "shows nothing, and stands for a letter a model reads")):
+        if at is not None:
+            raise DataError(f"{what} holds the {kind} U+{ord(quote[at]):04X} at character {at + 1}, "
                             f"which {why}; quote the words beside it")
 
 
