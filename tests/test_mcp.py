@@ -313,19 +313,22 @@ RECALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 
 def test_a_line_that_is_no_message_is_answered_and_the_session_goes_on(anima_bin, tmp_path):
     """A cancel naming a list or an object (no request has such an id) ended the server in exit
-    70; a line that is not JSON, or JSON but no JSON-RPC message, got no answer at all. They
-    get -32700 and -32600 with the id null, and the call after them its answer."""
+    70; a line that is not JSON, or JSON but no JSON-RPC message, or a request whose id is no
+    string or integer, got no answer at all. They get -32700 and -32600 with the id null, and
+    the call after them its answer."""
     anima(anima_bin, "init", "--lang", "en")
     lines = [json.dumps(r) for r in INIT] + [
         json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [1]}}),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {"a": 1}}}),
-        "garbage{", json.dumps({"a": 1}), json.dumps(RECALL)]
+        "garbage{", json.dumps({"a": 1}),
+        *(json.dumps({"jsonrpc": "2.0", "id": bad, "method": "ping"}) for bad in ([1], None, 1.5, True)),
+        json.dumps(RECALL)]
     proc = subprocess.run([anima_bin, "mcp"], input="".join(line + "\n" for line in lines), cwd=tmp_path,
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
     replies = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [(r["id"], r.get("error", {}).get("code")) for r in replies] == [
-        (0, None), (None, -32700), (None, -32600), (1, None)]
+        (0, None), (None, -32700), (None, -32600), *[(None, -32600)] * 4, (1, None)]
     assert replies[-1]["result"]["structuredContent"] == {"results": [], "relaxed": False}
 
 

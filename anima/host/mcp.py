@@ -80,7 +80,9 @@ class DrainingReader:
     """Also answers a line that is no JSON-RPC message (not JSON: -32700; JSON, but no request,
     notification or response: -32600), with the id null JSON-RPC 2.0 gives an answer to what
     has none: the SDK's stdio transport passes it to the server, which answers nothing, and
-    the client would wait for its timeout."""
+    the client would wait for its timeout. So is a request whose id is no string or integer
+    ([1], null, 1.5, true): the transport reads it as a notification, its id dropped, and
+    every MCP notification's method starts with notifications/."""
 
     def __init__(self, inner, pending: set, answers):
         self.inner, self.pending, self.answers = inner, pending, answers
@@ -104,6 +106,9 @@ class DrainingReader:
             await self.answers.send(_unreadable(item))
             return item
         message = getattr(item, "message", None)
+        if isinstance(message, types.JSONRPCNotification) and not message.method.startswith("notifications/"):
+            await self.answers.send(_invalid(types.INVALID_REQUEST))
+            return item
         if isinstance(message, types.JSONRPCRequest):
             self.pending.add(message.id)
         elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
@@ -136,11 +141,17 @@ class DrainingReader:
 def _unreadable(error: Exception):
     """The JSON-RPC error answering a line the transport could not read as a message."""
     import mcp_types as types
+
+    not_json = any(e.get("type") == "json_invalid" for e in getattr(error, "errors", lambda: [])())
+    return _invalid(types.PARSE_ERROR if not_json else types.INVALID_REQUEST)
+
+
+def _invalid(code: int):
+    """JSON-RPC's error `code` (-32700 or -32600) for a message it cannot answer by its id."""
+    import mcp_types as types
     from mcp.shared.message import SessionMessage
 
-    errors = getattr(error, "errors", lambda: [])()
-    not_json = any(e.get("type") == "json_invalid" for e in errors)
-    code, what = (types.PARSE_ERROR, "Parse error") if not_json else (types.INVALID_REQUEST, "Invalid Request")
+    what = "Parse error" if code == types.PARSE_ERROR else "Invalid Request"
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=what)))
 
 
