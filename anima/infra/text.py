@@ -11,8 +11,10 @@ _BREAKS = re.compile(r"\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 # C1 CSI, U+009B) starts a terminal's escape sequence.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
 # What printable shows as U+FFFD: those, the bidi controls that reorder what follows, and the
-# tag characters (hidden_tag, below).
-_UNPRINTED = re.compile(_CONTROL.pattern[:-1] + "\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
+# tag characters (hidden_tag, below). This and the patterns of flags are compiled where they
+# are first used (re's own cache keeps them): a class past the BMP costs ~0.3 ms, which a
+# process that prints nothing (a tick, a note added) need not pay at import.
+_UNPRINTED = _CONTROL.pattern[:-1] + "\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
 # In a name nothing breaks a line either: a listing of names is one a line.
 _NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -90,13 +92,13 @@ BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # the region's two letters and one to four letters or digits of its subdivision, a cancel tag:
 # 🏴 gbsct 󠁿 is Scotland's), which leaves no room for words.
 _FLAG = "\U0001f3f4[\U000e0061-\U000e007a]{2}[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,4}\U000e007f"
-_FLAG_OR_TAG = re.compile(f"({_FLAG})|[\U000e0000-\U000e007f]")
-_FLAG_OR_UNPRINTED = re.compile(f"({_FLAG})|" + _UNPRINTED.pattern)
+_FLAG_OR_TAG = f"({_FLAG})|[\U000e0000-\U000e007f]"
+_FLAG_OR_UNPRINTED = f"({_FLAG})|{_UNPRINTED}"
 
 
 def hidden_tag(text: str) -> int | None:
     """Where the first tag character that is no part of a subdivision's flag is, or None."""
-    return next((m.start() for m in _FLAG_OR_TAG.finditer(text) if not m[1]), None)
+    return next((m.start() for m in re.finditer(_FLAG_OR_TAG, text) if not m[1]), None)
 
 
 @functools.cache
@@ -158,8 +160,8 @@ def printable(text: str) -> str:
     that no hidden words reach a prompt unseen. The marks (LRM, RLM, ALM) reorder nothing and
     stay, as right-to-left text uses them."""
     if "\U0001f3f4" in text:  # (a subdivision's flag keeps its tag characters: see hidden_tag)
-        return _FLAG_OR_UNPRINTED.sub(lambda m: m[1] or "\ufffd", text)
-    return _UNPRINTED.sub("\ufffd", text)
+        return re.sub(_FLAG_OR_UNPRINTED, lambda m: m[1] or "\ufffd", text)
+    return re.sub(_UNPRINTED, "\ufffd", text)
 
 
 def name_control_at(name: str) -> int | None:
