@@ -13,9 +13,9 @@ read, the later one is skipped with a warning.
 Damage. A line that is not valid UTF-8, not JSON or not a JSON object is skipped with a
 warning naming the file and line (at most 10 such warnings a file, then one saying how many
 more), but for a last line without its newline in a file that has not settled: a host is
-writing it. A corrupt or truncated zstd file keeps every complete line before the damage, with one
-warning naming the file and the last line kept; if no line is complete before it, or the file
-cannot be read at all, the file is skipped with one warning. An empty file is a session with
+writing it. A corrupt or truncated zstd file keeps every complete line before the damage,
+with one warning naming the file and the last line kept; if no line is complete before it,
+or the file cannot be read at all, the file is skipped with one warning. An empty file is a session with
 no turns, and no warning.
 """
 
@@ -85,21 +85,8 @@ def extract(path: str, sig: list, data: bytes | None = None) -> dict:
         for number, raw in enumerate(zstd.lines(chunks()), 1):
             if not raw.strip():
                 continue
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
             escaped = escaped or b"\\u" in raw
-            why = None
-            try:
-                obj = jsontext.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as e:
-                why = f"not valid UTF-8 (byte {e.start})"
-            except jsontext.NotJSON as e:  # (JSON to Python's parser: say why it is none to anima's)
-                why = f"not JSON ({e.msg})"
-            except ValueError:
-                why = "not JSON"
-            else:
-                if not isinstance(obj, dict):
-                    why = "not a JSON object"
+            obj, why = _object(raw, number)
             if why:
                 bad += 1
                 last_bad, warned = number, None
@@ -250,17 +237,28 @@ def turns_at(path: str, session_id: str, lines) -> dict[int, Turn]:
     return out
 
 
-def line_turn(line: bytes, number: int, detector) -> tuple | None:
-    """(who, text, ts) of line `number` (its raw bytes) of a transcript read in part, or None
-    when it holds no turn; `detector` (a formats.Detector) has seen the lines before it
-    until the format was decided, and sees this one."""
+def _object(line: bytes, number: int) -> tuple[dict | None, str | None]:
+    """The JSON object on line `number` (its raw bytes; a byte order mark on the first is no
+    part of it), or None and why it is none."""
     if number == 1 and line.startswith(b"\xef\xbb\xbf"):
         line = line[3:]
     try:
         obj = jsontext.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        return None, f"not valid UTF-8 (byte {e.start})"
+    except jsontext.NotJSON as e:  # (JSON to Python's parser: say why it is none to anima's)
+        return None, f"not JSON ({e.msg})"
     except ValueError:
-        return None
-    if not isinstance(obj, dict) or not detector.may_hold_turn(obj):
+        return None, "not JSON"
+    return (obj, None) if isinstance(obj, dict) else (None, "not a JSON object")
+
+
+def line_turn(line: bytes, number: int, detector) -> tuple | None:
+    """(who, text, ts) of line `number` (its raw bytes) of a transcript read in part, or None
+    when it holds no turn; `detector` (a formats.Detector) has seen the lines before it
+    until the format was decided, and sees this one."""
+    obj, _ = _object(line, number)
+    if obj is None or not detector.may_hold_turn(obj):
         return None
     return formats.turn(obj, detector.format, detector.delegated)
 
