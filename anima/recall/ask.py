@@ -80,7 +80,7 @@ def _span(kind: str, groups: tuple) -> tuple[float, float] | None:
 
 # Full-width digits, as a Chinese keyboard may type a date (２０２３年３月): read as ASCII ones,
 # one character for one, so that a match's place is the same in the text as written.
-_WIDE = {0xFF10 + i: 0x30 + i for i in range(10)}
+_FULL_WIDTH_DIGITS = {0xFF10 + i: 0x30 + i for i in range(10)}
 
 
 def dates(text: str) -> tuple[list[tuple[float, float]], str]:
@@ -88,7 +88,7 @@ def dates(text: str) -> tuple[list[tuple[float, float]], str]:
     spans = []
     for pattern, kind in _dates():
         kept, at = [], 0
-        for m in pattern.finditer(text.translate(_WIDE)):
+        for m in pattern.finditer(text.translate(_FULL_WIDTH_DIGITS)):
             span = _span(kind, m.groups())
             if span is not None:
                 spans.append(span)
