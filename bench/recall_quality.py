@@ -360,7 +360,7 @@ def run_anima(corpus: Corpus, terms: list[list[str]], problems: list[str], tiers
             r = json.loads(line)
             i = queries[r["query"]]
             ranked[i].append(archive.item((r["session"], r["line"])))
-            relaxed[i] = r["relaxed"]
+            relaxed[i] = relaxed.get(i, False) or r["relaxed"]  # (a question's first tier may follow one)
         empty += sum(1 for i in queries if not ranked[i])
         strict += sum(1 for i in queries if ranked[i] and not relaxed[i])
     return [dedupe(r) for r in ranked], empty, strict

@@ -88,6 +88,42 @@ def test_turns_with_every_term_first_then_the_rest(run, chat):
     assert "relaxed" not in r.stderr  # a turn had every term
 
 
+@pytest.mark.parametrize("indexed", [False, True])
+def test_a_question_puts_first_what_answers_it_not_what_holds_its_words(run, home, indexed):
+    """For a question, the first tier is the turns holding every word that do not ask it
+    again and lie in the span of the date it names; the rest follow by score. John's question
+    holds every word of "Which book is Maria reading?", Maria's answer beside it two of them:
+    the answer comes first. A turn with every word from June, asked about a day in March, comes
+    after the March turn holding one of them. Some turn holds every word, so no relaxed line;
+    given as terms, every-term turns still come first."""
+    write_session(home, "talk", [("assistant", "John: Maria, which book are you reading?", DAY),
+                                 ("user", "Maria: Dune, the best book there is.", DAY),
+                                 ("assistant", "John: I never got through it.", DAY)])
+    write_session(home, "june", [("user", "We went hiking by the lake.", "2023-06-20T09:00:00Z")])
+    write_session(home, "march", [("user", "Hiking was fun, then tea.", "2023-03-14T09:00:00Z")])
+    write_session(home, "other", [("user", "Nothing much happened, tea again.", "2023-05-01T09:00:00Z")])
+    if indexed:
+        from test_index import backdate
+
+        backdate(home)
+        assert run("init", "--lang", "en").exit_code == 0
+        assert run("index", "rebuild").exit_code == 0 and run("index", "on").exit_code == 0
+    for question, want in (("Which book is Maria reading?", [("talk", 3, True), ("talk", 2, False)]),
+                           ("hiking by the lake on 14 March 2023", [("march", 2, True), ("june", 2, False)])):
+        r = run("recall", "--ask", question, "--json", "--no-tiers")
+        assert [(x["session"], x["line"], x["relaxed"]) for x in rows(r)][:2] == want, question
+        assert "relaxed" not in r.stderr, question
+        called = json.loads(run("call", "memory_recall", input=json.dumps({"query": question})).stdout)
+        assert called["relaxed"] is False and len(called["results"]) >= 2
+    found = rows(run("recall", "book", "maria", "reading", "--json", "--no-tiers"))
+    assert [(x["session"], x["line"], x["relaxed"]) for x in found][:2] == [("talk", 2, False), ("talk", 3, True)]
+    # no turn with every word: the relaxed line, and the tool says so
+    r = run("recall", "--ask", "Which book is Maria hiking with?")
+    assert "no turn has every term" in r.stderr
+    assert json.loads(run("call", "memory_recall", input=json.dumps(
+        {"query": "Which book is Maria hiking with?"})).stdout)["relaxed"] is True
+
+
 def test_a_session_of_one_turn_scores_as_bm25_alone(run, home):
     # (no turn opens with the term: one that does scores more, see the test after the next)
     texts = ["fresh apple pie", "an apple apple tart with cream", "pear", "one apple", "plum cake and more words"]

@@ -264,6 +264,26 @@ def test_a_date_the_question_names_favours_what_i_wrote_near_it(anima_bin, home)
     assert [r["file"] for r in called["results"]] == ["self/diary/2026-10-01.md", "self/diary/2026-11-20.md"]
 
 
+def test_a_date_named_outranks_every_word_written_on_another_day(anima_bin, home):
+    """As in the transcripts: asked about a day, what I wrote that day with one of the words
+    comes before what I wrote with all of them a month later; given as terms, not."""
+    anima(anima_bin, "init", "--lang", "en", now=DAY1)
+    diary = home / "self/diary"
+    (diary / "2026-10-01.md").write_text("A long walk, then tea.\n", encoding="utf-8")
+    (diary / "2026-11-20.md").write_text("I walked by the lake with Alice.\n", encoding="utf-8")
+    (diary / "2026-11-21.md").write_text("Nothing much, tea again.\n", encoding="utf-8")
+    done = anima(anima_bin, "recall", "--self", "--ask", "walk by the lake on 1 October 2026")
+    assert [(r[0], r[3]) for r in rows(done.stdout)] == [("self/diary/2026-10-01.md", "diary"),
+                                                        ("self/diary/2026-11-20.md", "diary")]
+    assert "relaxed" not in done.stderr
+    assert [r[0] for r in rows(anima(anima_bin, "recall", "--self", "walk", "lake").stdout)][:1] == [
+        "self/diary/2026-11-20.md"]
+    called = json.loads(anima(anima_bin, "call", "self_recall",
+                              input=json.dumps({"query": "walk by the lake on 1 October 2026"})).stdout)
+    assert [(r["file"], r["relaxed"]) for r in called["results"]] == [
+        ("self/diary/2026-10-01.md", True), ("self/diary/2026-11-20.md", False)] and called["relaxed"] is False
+
+
 def test_the_tool_answers_as_the_command_does(anima_bin, lived):
     called = json.loads(anima(anima_bin, "call", "self_recall", input=json.dumps({"query": "Coco dog"})).stdout)
     listed = [json.loads(x) for x in anima(anima_bin, "recall", "--self", "--json", "--ask", "Coco dog").stdout.splitlines()]

@@ -248,7 +248,7 @@ def recall(given_home: str | None, args: list[str]) -> int | None:
                            lambda m: said.append(f"anima: {m}\n"), cfg["recall.jobs"])[0]
     except Exception:  # the click command runs it again, and says what went wrong after what it warned of
         return None
-    if found and found[0].relaxed:
+    if found and not search.answers(found):
         said.append(f"anima: {search.RELAXED}\n")
     if not _plain_stderr(*said):
         return None

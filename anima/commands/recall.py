@@ -74,7 +74,7 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, jobs
     ranked = recall.run(home, cfg, queries, filters, limit or cfg["recall.limit"], not no_tiers, warning, warn,
                         jobs or cfg["recall.jobs"])
     for number, results in enumerate(ranked):
-        if results and results[0].relaxed and not batch:
+        if results and not recall.answers(results) and not batch:
             warn(recall.RELAXED)
         for r in results:
             if batch:
@@ -105,14 +105,14 @@ def _search_facts(home, query, limit, as_json):
 
 def _search_self(home, cfg, query, limit, since, who, as_json, batch, in_facts):
     from anima.recall import past
-    from anima.recall.search import parse_since
+    from anima.recall.search import answers, parse_since
 
     for given, name in ((in_facts, "--facts"), (who, "--who"), (batch, "--batch")):
         if given:
             raise UsageError(f"--self searches my own past for TERMS; it does not take {name}")
     found = past.search(home, query, parse_since(since), limit or cfg["recall.limit"],
                         lambda m: warn(f"warning: {m}"))
-    if found and found[0].relaxed:
+    if found and not answers(found):
         warn("no paragraph has every term; showing paragraphs with any of them (relaxed)")
     for h in found:
         out_json(past.as_json(h)) if as_json else out(past.as_line(h, cfg["recall.snippet_chars"]))

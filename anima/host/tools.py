@@ -71,7 +71,8 @@ TOOLS = [
          **ADD, idempotent=False),  # a near-duplicate is refused, but refreshes the heat of the note it repeats
     Tool("memory_recall",
          "Search your past conversations for what was really said: ask a question in plain language "
-         "(query) or give exact terms. Turns holding every term come first, then those holding some of them (relaxed). "
+         "(query) or give exact terms. Turns holding every term come first, then those holding some of them (relaxed); "
+         "for a query, a turn that only asks it again or is far from a date it names is not first for its words. "
          "Returns results with session, line, date, who and text; the same words said again elsewhere "
          "are one result, the other places in also.",
          {"query": {"type": "string", "description": "A question, as you would ask it: 'When did Maria get Coco?' "
@@ -85,8 +86,9 @@ TOOLS = [
          {"results": {"type": "array", "items": _HIT}, "relaxed": _BOOL}, ["results", "relaxed"], **READ),
     Tool("self_recall",
          "Search your own past: your autobiography, your stream and its archive, your memories and your "
-         "diary. Ask in plain words; paragraphs holding every word come first, then those with some of "
-         "them (relaxed). Returns results with file, line, date, time, kind and text.",
+         "diary. Ask in plain words; paragraphs holding every word (and of the time a date you name) come "
+         "first, then the rest, those with some of the words marked relaxed. Returns results with file, "
+         "line, date, time, kind and text.",
          {"query": {"type": "string",
                     "description": f"What to look for, in plain words (at most {QUERY_MAX_CHARS} characters)."},
           "limit": {"type": "integer", "description": "At most this many results (default 10)."},
@@ -241,7 +243,7 @@ def call(home, name: str, args: dict, now: float, warn) -> dict:
             raise UsageError("memory_recall: 'limit' must be at least 1")
         [results] = recall.run(home, cfg, [q], filters, limit, True, warn)
         return {"results": [recall.as_json(r) for r in results],
-                "relaxed": bool(results) and results[0].relaxed}
+                "relaxed": bool(results) and not recall.answers(results)}
     if name == "self_recall":
         return _self_recall(home, cfg, args, warn)
     if name == "memory_stage":
@@ -296,7 +298,7 @@ def _self_recall(home, cfg, args: dict, warn) -> dict:
     if limit < 1:
         raise UsageError("self_recall: 'limit' must be at least 1")
     found = past.search(home, q, recall.parse_since(args.get("since"), "self_recall: since"), limit, warn)
-    return {"results": [past.as_json(h) for h in found], "relaxed": bool(found) and found[0].relaxed}
+    return {"results": [past.as_json(h) for h in found], "relaxed": bool(found) and not recall.answers(found)}
 
 
 def _asked(name: str, args: dict) -> None:

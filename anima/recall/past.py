@@ -19,8 +19,9 @@ with the heading above it, else its topic's name (what about_alice.md holds is a
 "Alice dog" finds "- ... her dog Coco"); what it shows is the paragraph alone.
 
 The engine is the transcripts' (anima.recall.search and anima.recall.fts): FTS5's porter
-unicode61 tokens, each term a phrase, the paragraphs holding every term first and then those
-with some of them (relaxed), BM25 over every paragraph of these files (including those --since
+unicode61 tokens, each term a phrase, the paragraphs holding every term first (for a question
+naming a date, those within its span: anima.recall.window.first) and then the rest, those with
+some of the terms marked relaxed, BM25 over every paragraph of these files (including those --since
 leaves out), then the newer one first, then by file and line. Paths are composed here rather
 than taken from anima.stream.now: anima.stream imports recall, and recall may not import it
 back.

@@ -15,6 +15,13 @@ def asks(text: str) -> bool:
     return text.rstrip().endswith(("?", "？"))
 
 
+def answers(results) -> bool:
+    """Whether some of these results (Result, past.Hit) holds every term: when none does, the
+    caller says that it shows turns with any of them (relaxed). Not only the first one: for a
+    question, a turn holding every word may follow one that does not (anima.recall.window.first)."""
+    return any(not r.relaxed for r in results)
+
+
 class Candidate:
     """A turn that holds at least one term: where it is and what the score needs, no text."""
 

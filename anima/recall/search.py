@@ -14,8 +14,9 @@ add to the score of the best window.DEEP turns, at half weight and with an idf o
 only (a query of one term finds only turns holding all its characters, which then tell them
 apart no more). The best of them (window.depth), and the turns around them, are then scored
 with their neighbours and the dates the query names (anima.recall.window). Turns holding every
-term come first, then the rest, marked relaxed; within each, the user's own words, then mine,
-then delegated (`--no-tiers`: score alone), then score, then the newer turn.
+term come first (for a question, not one that asks it again or lies outside a date it names:
+window.first), then the rest, those holding some terms marked relaxed; within each, the user's
+own words, then mine, then delegated (`--no-tiers`: score alone), then score, then the newer turn.
 
 The scan looks for each term's tokens in the raw bytes first and parses only the lines that
 may hold them (prescan.scan), puts those turns in an in-memory FTS5 table and asks it
@@ -28,7 +29,7 @@ import math
 import time
 
 from anima.infra.text import printable
-from anima.recall.ranking import K1, TIERS, B, Candidate, Result, Stats, asks, part  # noqa: F401 (the engine's names)
+from anima.recall.ranking import K1, TIERS, B, Candidate, Result, Stats, answers, asks, part  # noqa: F401 (the engine's names)
 
 
 def is_cjk(ch: str) -> bool:
@@ -603,7 +604,7 @@ def backoff(results: list, st: Stats, q: Query) -> None:
 
 
 def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool, turns=None) -> list[Result]:
-    """Turns that hold every term first, then the rest (relaxed). Each admitted candidate is
+    """Turns that hold every term first (window.first), then the rest. Each admitted candidate is
     scored alone, the best of them (window.depth; a CJK term's characters added, see
     backoff) are then scored with their neighbours, and so are the neighbours themselves
     (anima.recall.window); `turns` (a window.Turns) reads the sessions they are in. Without
@@ -629,7 +630,8 @@ def rank(cands: list[Candidate], st: Stats, q: Query, limit: int, tiers: bool, t
     if turns is None:
         for r in pool if q.near else ():
             r.score *= window.nearness(r.c.ts, q.near)
-        pool.sort(key=lambda r: (r.relaxed, TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line))
+        pool.sort(key=lambda r: (not window.first(r, q), TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts,
+                                 r.c.session, r.c.line))
         return pool
     return window.rerank(pool, cands, st, q, turns, tiers)
 

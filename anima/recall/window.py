@@ -27,6 +27,13 @@ A question that names a date (anima.recall.ask) multiplies each turn's score by 
 it): asked about a day or a month, the turns of that time are what is asked about, whatever
 words they share with the question, so nearness weighs almost as a filter would.
 
+Turns holding every term come first (`first`), then the rest by score, those holding some of
+them marked relaxed. For a question, neither a turn that ends in a question mark (the question
+asked again, its answer beside it) nor one outside the span of a date it names is first for
+holding every word: ranked with the rest, the answer and the turns of that time (9 times their
+score) come before them. Terms are not a question and name no date: a turn holding every term
+is always first.
+
 Turns that fail the filters (--since, --who) lend their words to their neighbours' windows
 but are not results themselves. Where a session's turns come from: the index's table of turns
 for a file it covers (their term counts, when they are not candidates, asked of FTS5 by rowid),
@@ -336,10 +343,20 @@ def rerank(pool: list, cands: list, st, q, turns: Turns, tiers: bool) -> list:
                                          not all(c.tfs)))
 
     def order_key(r):
-        return r.relaxed, ranking.TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line
+        return not first(r, q), ranking.TIERS[r.c.who] if tiers else 0, -r.score, -r.c.ts, r.c.session, r.c.line
 
     results.sort(key=order_key)
     return results
+
+
+def first(r, q) -> bool:
+    """Whether result `r` goes in the first tier for query `q`: it holds every term and, for a
+    question, it does not itself ask (ends in a question mark: the question asked again, its
+    answer beside it) and lies within the span of a date the question names (a turn holding
+    every word a year away is not about that day). The rest follow by score, whatever they hold."""
+    if r.relaxed:
+        return False
+    return not (q.asked and r.c.asks) and not (q.near and _days(r.c.ts, q.near) > 0)
 
 
 def _lines_of(path: str) -> list[bytes] | None:
