@@ -142,6 +142,10 @@ def test_nothing_matched_is_exit_1_and_silent(anima_bin, lived):
     (["--ask", "tea", "dog"], "give TERMS, --ask QUESTION or --batch, one of them"),
     ([], "give at least one search term (letters, digits or CJK characters)"),
     (["--since", "soon", "Coco"], "--since: not a date (YYYY-MM-DD) or an RFC 3339 time: 'soon'"),
+    (["--since", "2026-13-01", "Coco"], "--since: not a date (YYYY-MM-DD) or an RFC 3339 time: '2026-13-01'"),
+    (["--since", "0001-01-01", "Coco"], "--since: '0001-01-01' is outside the years anima takes (1970 to 8999)"),
+    (["--since", "9999-12-31T23:59:59Z", "Coco"],
+     "--since: '9999-12-31T23:59:59Z' is outside the years anima takes (1970 to 8999)"),
 ])
 def test_what_makes_no_sense_is_a_usage_error_and_changes_nothing(anima_bin, lived, args, message):
     before = snapshot(lived)

@@ -46,24 +46,32 @@ def files_now_ns() -> int:
 EARLIEST, LATEST = 0.0, 221845392000.0  # 1970-01-01T00:00:00Z, 9000-01-01T00:00:00Z
 
 
-def parse(text: str, what: str, error=None) -> float:
-    """Seconds since the epoch of an RFC 3339 time from 1970 to 8999; `error` (default
-    UsageError) if it is not one."""
+def seconds_of(text) -> float | None:
+    """Seconds since the epoch of a time written as RFC 3339 has it, whatever its year; None
+    if `text` is not one."""
     from datetime import datetime, timezone
-
-    from anima.infra.errors import UsageError
 
     try:
         moment = datetime.fromisoformat(text.upper())  # (RFC 3339 lets t and z be lower case)
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=timezone.utc)
-        seconds = moment.timestamp()
+        return moment.timestamp()
     except (AttributeError, TypeError, ValueError, OverflowError):  # (not a str at all: no upper())
+        return None
+
+
+def parse(text: str, what: str, error=None) -> float:
+    """Seconds since the epoch of an RFC 3339 time from 1970 to 8999; `error` (default
+    UsageError) if it is not one."""
+    from anima.infra.errors import UsageError
+
+    seconds = seconds_of(text)
+    if seconds is None:
         from anima.infra.text import undecodable
 
         shown = undecodable(text) if isinstance(text, str) else None  # bytes from the environment, as \xNN
         shown = repr(text) if shown is None else f"'{shown}'"
-        raise (error or UsageError)(f"{what}: not an RFC 3339 time: {shown}") from None
+        raise (error or UsageError)(f"{what}: not an RFC 3339 time: {shown}")
     if not EARLIEST <= seconds < LATEST:
         raise (error or UsageError)(f"{what}: {text!r} is outside the years anima takes (1970 to 8999)")
     return seconds

@@ -161,11 +161,14 @@ def parse_since(value: str | None, what: str = "--since") -> float | None:
     from anima.infra import clock
     from anima.infra.errors import UsageError
 
+    day = isinstance(value, str) and len(value) == 10  # YYYY-MM-DD: its midnight UTC (anything longer is a time)
+    moment = value + "T00:00:00+00:00" if day else value
+    if clock.seconds_of(moment) is None:
+        raise UsageError(f"{what}: not a date (YYYY-MM-DD) or an RFC 3339 time: {value!r}")
     try:
-        day = len(value) == 10  # YYYY-MM-DD: its midnight UTC (anything longer is a time)
-        return clock.parse(value + "T00:00:00+00:00" if day else value, what)
-    except UsageError:
-        raise UsageError(f"{what}: not a date (YYYY-MM-DD) or an RFC 3339 time: {value!r}") from None
+        return clock.parse(moment, what)
+    except UsageError:  # a date or time all the same, of a year anima does not take
+        raise UsageError(f"{what}: {value!r} is outside the years anima takes (1970 to 8999)") from None
 
 
 class Filters:
