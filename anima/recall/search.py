@@ -374,8 +374,8 @@ def _subset(idx, q: Query, s: tuple, tables: list, where: str, named: dict, weig
     (the dearest to walk, `_dearest`) has its part asked alone, by its own phrase (q1 ...),
     only for the rows kept, and the last is what remains of the sum. Asked alone, a phrase
     costs one walk of its rows and one more for bm25()'s count of them; asked as the set's
-    query with the phrase repeated, as before, every phrase of the set was walked again,
-    twice for bm25()'s counts ("eating 比赛", 3,000 sessions: 6.7 ms a shard, 2.5 alone).
+    query with the phrase repeated, every phrase of the set would be walked again, twice for
+    bm25()'s counts ("eating 比赛", 3,000 sessions: 6.7 ms a shard, 2.5 alone).
     bm25() for each row costs more than the walk (an AND of two words each in a third of
     300,000 turns: 25 ms a walk, 110 with bm25()). So the counts are asked first only for the
     set's TOP * k best rows by its own bm25(), and that answer is kept when no row below them
