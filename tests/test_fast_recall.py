@@ -130,6 +130,17 @@ def test_what_the_fast_path_says_on_stderr(tmp_path, anima_bin, homes):
     assert ("index excludes 1 sessions modified in the last" in err) == indexed
 
 
+def test_no_relaxed_line_when_a_later_result_has_every_word(tmp_path, anima_bin, homes):
+    """For a question, the turn holding every word that asks it again ("Green tea it is. Any
+    in the evening?") goes with the rest: a relaxed turn comes first, and since a result holds
+    every word, neither path says the relaxed line."""
+    (code, out, err), path = both(tmp_path, anima_bin, homes, ["--ask", "Any green tea in the evening?", "--json"])
+    found = [json.loads(x) for x in out.splitlines()]
+    assert path == "fast" and code == 0 and found[0]["relaxed"]
+    assert any(not x["relaxed"] and x["text"] == TURNS[1][1] for x in found)
+    assert "relaxed" not in err
+
+
 @pytest.mark.parametrize("words", CLICK, ids=lambda w: " ".join(w) or "nothing")
 def test_other_forms_go_to_click(tmp_path, anima_bin, homes, words):
     _, path = both(tmp_path, anima_bin, homes, words)

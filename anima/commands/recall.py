@@ -34,7 +34,8 @@ def cli(home, terms, limit, since, who, no_tiers, as_json, question, batch, jobs
 
     Turns that hold every term come first, then turns with some of them (relaxed); a turn is
     scored with its neighbours in the session, so an answer ranks beside the question it
-    answers. One result per line, tab-separated: SESSION, LINE (1-based, in the decompressed
+    answers. For a question, a turn that asks it again or lies outside a date it names is not
+    first for holding every word. One result per line, tab-separated: SESSION, LINE (1-based, in the decompressed
     file), DATE, WHO (user, me, delegated), SNIPPET. The user's own words rank first, then
     mine, then delegated, then by score. Exit 1 when nothing matched.
     """
